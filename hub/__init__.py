@@ -1,0 +1,1 @@
+"""hub: a plugin-based environment hub for reinforcement learning."""
