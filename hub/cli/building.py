@@ -1,0 +1,54 @@
+"""Building the env a command works on, with errors a person can act on.
+
+Example:
+    >>> env = build_env("hub:Counting", {})  # doctest: +SKIP
+    >>> env.batch_size  # doctest: +SKIP
+    torch.Size([])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.cli.errors import CliError
+
+
+def seed_everything(seed: int | None) -> None:
+    """Seed torch's global generator (random actions come from it), when a seed is given.
+
+    Example:
+        >>> seed_everything(0)
+    """
+    if seed is None:
+        return
+    import torch
+
+    torch.manual_seed(seed)
+
+
+def build_env(uri: str, kwargs: dict[str, Any]) -> Any:
+    """``hub.make_env(uri, **kwargs)``, where a keyword the env does not take is a clean error.
+
+    hub's own errors (unknown namespace, missing library, ...) pass through: the command line
+    prints them as they are.
+
+    Raises:
+        CliError: the env's constructor rejected the keyword arguments.
+    """
+    import hub
+
+    try:
+        return hub.make_env(uri, **kwargs)
+    except TypeError as err:
+        if not _is_bad_keyword(err):
+            raise
+        given = ", ".join(f"{k}={v!r}" for k, v in kwargs.items()) or "none"
+        raise CliError(
+            f"{uri} does not accept these options ({given}): {err}. Check the --kwarg names "
+            "against the env's documentation (hub info URI shows what the env is)."
+        ) from err
+
+
+def _is_bad_keyword(err: TypeError) -> bool:
+    text = str(err)
+    return "keyword argument" in text or "positional argument" in text

@@ -1,0 +1,229 @@
+"""The checks of ``hub doctor``, as plain data (the command renders them or prints JSON).
+
+Every check reads metadata or asks ``find_spec``; none imports a backend library.
+
+Example:
+    >>> report = python_report()
+    >>> sorted(report)
+    ['executable', 'platform', 'version']
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import Any
+
+from hub.cli.introspect import (
+    distribution_version,
+    install_line,
+    is_importable,
+    namespace_objects,
+    plugin_of,
+    requirement_status,
+)
+
+# (distribution, what it is for, the line that installs it); the core ones come with hub
+CORE_PACKAGES = ("torch", "tensordict", "numpy", "packaging", "pluggy", "click", "rich")
+OPTIONAL_PACKAGES = (
+    ("imageio", "hub rollout --record (GIF)", 'pip install "hub[all]"  (or: pip install imageio)'),
+    ("imageio-ffmpeg", "hub rollout --record (MP4)", 'pip install "imageio[ffmpeg]"'),
+)
+MUJOCO_GL_VALUES = {
+    "glfw": "GLFW, needs a display",
+    "egl": "EGL, headless on a GPU",
+    "osmesa": "OSMesa, headless in software",
+}
+MUJOCO_GL_ALIASES = dict.fromkeys(("", "on", "enable", "enabled", "true", "1"), "glfw")
+MUJOCO_GL_OFF = ("off", "disable", "disabled", "false", "0")
+
+
+def python_report() -> dict[str, str]:
+    """The running interpreter: version, executable, platform."""
+    return {
+        "version": platform.python_version(),
+        "executable": sys.executable,
+        "platform": platform.platform(terse=True),
+    }
+
+
+def package_report() -> list[dict[str, Any]]:
+    """Versions of hub, its core dependencies and the optional libraries the CLI uses.
+
+    Example:
+        >>> [p["name"] for p in package_report()][:2]
+        ['hub', 'torch']
+    """
+    rows: list[dict[str, Any]] = [
+        {"name": "hub", "version": distribution_version("hub"), "required": True, "for": "hub"}
+    ]
+    for name in CORE_PACKAGES:
+        rows.append(
+            {"name": name, "version": distribution_version(name), "required": True, "for": "core"}
+        )
+    for name, purpose, line in OPTIONAL_PACKAGES:
+        version = distribution_version(name)
+        row = {"name": name, "version": version, "required": False, "for": purpose}
+        if version is None:
+            row["install"] = line
+        rows.append(row)
+    return rows
+
+
+def plugin_report(plugins: list[Any]) -> list[dict[str, Any]]:
+    """Each plugin with ``status`` ``"ok"`` or ``"error"`` (and its error).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> info = SimpleNamespace(name="t", version="1", module="t", namespaces=(), error=None)
+        >>> plugin_report([info])[0]["status"]
+        'ok'
+    """
+    from hub.cli.plugins import plugin_json
+
+    rows = []
+    for info in plugins:
+        row = plugin_json(info)
+        row["status"] = "error" if info.error else "ok"
+        rows.append(row)
+    return rows
+
+
+def namespace_report(plugins: list[Any]) -> list[dict[str, Any]]:
+    """Each namespace: its plugin, the import names it requires, which are missing, the fix.
+
+    Example:
+        >>> namespace_report([])  # doctest: +SKIP
+        [{'name': 'hub', 'plugin': 'hub', 'requires': [], 'missing': [], 'ok': True, ...}]
+    """
+    rows = []
+    for name, namespace in sorted(namespace_objects().items()):
+        requires = list(getattr(namespace, "requires", ()) or ())
+        _, missing = requirement_status(requires)
+        extra = getattr(namespace, "extra", None)
+        owner = plugin_of(name, plugins)
+        rows.append(
+            {
+                "name": name,
+                "plugin": owner.name if owner is not None else None,
+                "requires": requires,
+                "missing": missing,
+                "extra": extra,
+                "install": install_line(extra, missing),
+                "native_batching": bool(getattr(namespace, "native_batching", False)),
+                "ok": not missing,
+            }
+        )
+    return rows
+
+
+def backend_report() -> list[dict[str, Any]]:
+    """Each backend family: candidates, which are installed (with versions), the active one.
+
+    Example:
+        >>> isinstance(backend_report(), list)  # doctest: +SKIP
+        True
+    """
+    from hub.cli.introspect import module_version
+    from hub.dispatch import active_backend, list_backend_families
+
+    rows = []
+    for family in list_backend_families():
+        installed = {c: module_version(c) for c in family.candidates if is_importable(c)}
+        rows.append(
+            {
+                "family": family.name,
+                "candidates": list(family.candidates),
+                "installed": installed,
+                "active": active_backend(family.name),
+                "description": getattr(family, "description", ""),
+            }
+        )
+    return rows
+
+
+def mujoco_gl_report(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """The MUJOCO_GL setting dm_control will see, and advice when it will not render.
+
+    Example:
+        >>> mujoco_gl_report({"MUJOCO_GL": "egl"})["ok"]
+        True
+        >>> mujoco_gl_report({"MUJOCO_GL": "vulkan"})["ok"]
+        False
+    """
+    environ = dict(os.environ) if environ is None else environ
+    value = environ.get("MUJOCO_GL")
+    display = bool(environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"))
+    report: dict[str, Any] = {
+        "value": value,
+        "display": display,
+        "dm_control_installed": is_importable("dm_control"),
+        "ok": True,
+        "advice": None,
+    }
+    headless_fix = (
+        "set MUJOCO_GL=egl (GPU) or MUJOCO_GL=osmesa (software) to render without a display"
+    )
+    if value is None:
+        if not display and sys.platform.startswith("linux"):
+            report["advice"] = (
+                f"MUJOCO_GL is not set and there is no display: dm_control would try GLFW first; "
+                f"{headless_fix}."
+            )
+        return report
+    canonical = MUJOCO_GL_ALIASES.get(value.strip().lower(), value.strip().lower())
+    if canonical in MUJOCO_GL_OFF:
+        report["advice"] = "rendering is switched off (pixels and --record will not work)."
+    elif canonical not in MUJOCO_GL_VALUES:
+        report["ok"] = False
+        report["advice"] = (
+            f"MUJOCO_GL={value!r} is not a value dm_control accepts ("
+            f"{', '.join(MUJOCO_GL_VALUES)} or off); importing dm_control will fail."
+        )
+    elif canonical == "glfw" and not display and sys.platform.startswith("linux"):
+        report["advice"] = f"GLFW needs a display and none is set; {headless_fix}."
+    return report
+
+
+def collect(plugins: list[Any]) -> dict[str, Any]:
+    """The whole doctor report, with ``problems`` (what ``--strict`` fails on).
+
+    Problems are: a core package missing, a plugin that failed to load, a MUJOCO_GL value that
+    dm_control rejects, a check that could not run. A backend that is simply not installed is
+    not a problem; it is listed with its install line.
+
+    Example:
+        >>> sorted(collect([]))  # doctest: +SKIP
+        ['backends', 'mujoco_gl', 'namespaces', 'ok', 'packages', 'plugins', 'problems', 'python']
+    """
+    problems: list[str] = []
+
+    def section(name: str, build: Any, default: Any) -> Any:
+        try:
+            return build()
+        except Exception as err:  # doctor keeps going: it is what one runs when things break
+            problems.append(f"could not check {name}: {type(err).__name__}: {err}")
+            return default
+
+    report: dict[str, Any] = {
+        "python": python_report(),
+        "packages": section("packages", package_report, []),
+        "plugins": section("plugins", lambda: plugin_report(plugins), []),
+        "namespaces": section("namespaces", lambda: namespace_report(plugins), []),
+        "backends": section("backend families", backend_report, []),
+        "mujoco_gl": mujoco_gl_report(),
+    }
+    problems[:0] = [
+        f"core package {p['name']} is not installed: pip install {p['name']}"
+        for p in report["packages"]
+        if p["required"] and p["version"] is None and p["name"] != "hub"
+    ]
+    problems += [
+        f"plugin {p['name']} failed to load: {p['error']}" for p in report["plugins"] if p["error"]
+    ]
+    if not report["mujoco_gl"]["ok"]:
+        problems.append(report["mujoco_gl"]["advice"])
+    report["problems"] = problems
+    report["ok"] = not problems
+    return report
