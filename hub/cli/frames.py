@@ -27,6 +27,8 @@ SUFFIXES = (".gif", ".mp4")
 IMAGEIO_INSTALL = 'pip install "hub[all]"  (or: pip install imageio)'
 MP4_INSTALL = 'pip install "imageio[ffmpeg]"  (or: pip install "imageio[pyav]")'
 _CHANNELS = (1, 3, 4)
+# the smallest height and width of an observation taken for an image
+MIN_SIDE = 8
 
 
 def check_writer(path: Path) -> None:
@@ -143,12 +145,12 @@ def first_env(value: Any, batch_size: Sequence[int]) -> Any:
 
 
 class FrameSource:
-    """Takes one frame of the first env per step, from ``"pixels"`` or from ``env.render()``.
+    """Takes one frame of the first env per step, from an image observation or ``env.render()``.
 
     Example:
         >>> from types import SimpleNamespace
         >>> env = SimpleNamespace(batch_size=(), render=lambda: np.zeros((6, 6, 3), np.uint8))
-        >>> source = FrameSource.for_env(env, "fake:Env", observation_keys=["obs"])
+        >>> source = FrameSource.for_env(env, "fake:Env", observation_spec=None)
         >>> source.kind, source.grab({}).shape
         ('render', (6, 6, 3))
     """
@@ -163,12 +165,16 @@ class FrameSource:
         return to_rgb_frame(first_env(self._grab(data), self._batch_size))
 
     @classmethod
-    def for_env(cls, env: Any, uri: str, observation_keys: Sequence[Any]) -> FrameSource:
-        """The frame source of ``env``, or a :class:`CliError` saying how to get frames."""
+    def for_env(cls, env: Any, uri: str, observation_spec: Any) -> FrameSource:
+        """The frame source of ``env``, or a :class:`CliError` saying how to get frames.
+
+        In order: the ``"pixels"`` observation; else the first uint8 observation shaped like an
+        image or a stack of images (EnvPool's Atari ``"observation"``); else ``env.render()``.
+        """
         batch_size = tuple(env.batch_size)
-        keys = {k if isinstance(k, str) else tuple(k) for k in observation_keys}
-        if "pixels" in keys or ("pixels",) in keys:
-            return cls("pixels", lambda data: data.get("pixels"), batch_size)
+        key = image_observation_key(observation_spec, len(batch_size))
+        if key is not None:
+            return cls(f"observation {key!r}", lambda data: data.get(key), batch_size)
         render = getattr(env, "render", None)
         if callable(render):
             try:
@@ -177,12 +183,45 @@ class FrameSource:
                 probe = None
             if probe is not None:
                 frame_batch = batch_size if _is_batched(probe, batch_size) else ()
-                return cls("render", lambda data: render(), frame_batch)
+                return cls("render()", lambda data: render(), frame_batch)
         raise CliError(
-            f'{uri} gives no frames to record: it has no "pixels" observation and its render() '
-            "returns nothing. Ask the env for pixels, e.g. --kwarg from_pixels=True (gym, "
-            "dm_control) or --kwarg render_mode=rgb_array (gymnasium), or record another env."
+            f'{uri} gives no frames to record: it has no "pixels" or other image observation and '
+            "no render() that returns an image. Ask the env for pixels, e.g. --kwarg "
+            "from_pixels=True (gym, dm_control) or --kwarg render_mode=rgb_array (gymnasium), or "
+            "record another env."
         )
+
+
+def image_observation_key(observation_spec: Any, batch_ndim: int) -> Any:
+    """The observation key to record: ``"pixels"``, else the first uint8 image-like leaf.
+
+    Image-like: after the batch dims, 2 to 4 dims of which the last two or the two before a
+    channel dim are at least :data:`MIN_SIDE` (so a vector of RAM bytes is not an image).
+
+    Example:
+        >>> image_observation_key(None, 0) is None
+        True
+    """
+    if observation_spec is None:
+        return None
+    keys = list(observation_spec.keys(include_nested=True, leaves_only=True))
+    if "pixels" in keys or ("pixels",) in keys:
+        return "pixels"
+    for key in sorted(keys, key=lambda k: (k,) if isinstance(k, str) else tuple(k)):
+        spec = observation_spec[key]
+        if getattr(spec, "dtype", None) is None or str(spec.dtype) != "torch.uint8":
+            continue
+        shape = tuple(spec.shape)[batch_ndim:]
+        if _looks_like_image(shape):
+            return key
+    return None
+
+
+def _looks_like_image(shape: tuple[int, ...]) -> bool:
+    if not 2 <= len(shape) <= 4:
+        return False
+    sides = shape[-2:] if shape[-1] > 4 else shape[-3:-1]
+    return len(sides) == 2 and min(sides) >= MIN_SIDE
 
 
 def _is_batched(frame: Any, batch_size: Sequence[int]) -> bool:

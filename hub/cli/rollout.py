@@ -106,8 +106,7 @@ def _run(env: Any, uri: str, steps: int, record: Path | None, show_progress: boo
 
     frame_source = None
     if record is not None:
-        observation_keys = env.full_observation_spec.keys(include_nested=True, leaves_only=True)
-        frame_source = FrameSource.for_env(env, uri, list(observation_keys))
+        frame_source = FrameSource.for_env(env, uri, env.full_observation_spec)
     num_envs = math.prod(env.batch_size)
     with rollout_progress(uri, steps, enabled=show_progress, num_envs=num_envs) as on_progress:
         return run_rollout(env, steps, frame_source=frame_source, on_progress=on_progress)
