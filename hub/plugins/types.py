@@ -1,0 +1,213 @@
+"""The data classes that plugin hooks return, and the record of a loaded plugin.
+
+A plugin builds these objects in its hooks and returns them; hub never asks a plugin for anything
+else. Building one imports nothing: a namespace names its backend through ``requires`` (import
+names that hub checks with :func:`importlib.util.find_spec`) and imports it only inside ``make``.
+
+Example:
+    >>> from hub.plugins import Namespace
+    >>> ns = Namespace("toy", make=lambda env_id, **kw: None, requires=["toylib"])
+    >>> ns.requires
+    ('toylib',)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Namespace",
+    "SpecConversion",
+    "BatchingStrategy",
+    "PluginInfo",
+    "HubPluginWarning",
+    "dotted_name",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+class HubPluginWarning(UserWarning):
+    """A plugin failed to import or register; hub goes on without it."""
+
+
+def _check_name(kind: str, name: Any) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"{kind} name must be a non-empty string of letters, digits, '_', '-' or '.', "
+            f"with no ':' or '/', got {name!r}."
+        )
+
+
+def _check_callable(kind: str, attribute: str, value: Any) -> None:
+    if not callable(value):
+        raise TypeError(f"{kind}.{attribute} must be callable, got {value!r}.")
+
+
+def dotted_name(type_or_name: type | str) -> str:
+    """The ``"package.module.Class"`` name of a class, or a checked dotted name.
+
+    Example:
+        >>> from collections import OrderedDict
+        >>> dotted_name(OrderedDict)
+        'collections.OrderedDict'
+        >>> dotted_name("gymnasium.spaces.Box")
+        'gymnasium.spaces.Box'
+    """
+    if isinstance(type_or_name, type):
+        return f"{type_or_name.__module__}.{type_or_name.__qualname__}"
+    if not isinstance(type_or_name, str) or not _DOTTED.match(type_or_name):
+        raise ValueError(
+            "a spec conversion is keyed by the dotted path of a class, such as "
+            f"'gymnasium.spaces.Box' (module, then class name), got {type_or_name!r}."
+        )
+    return type_or_name
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A namespace of envs, such as ``hub`` in ``"hub:Pendulum"``; returned by ``hub_namespaces``.
+
+    Args:
+        name: the part of a URI before the ``:``.
+        make: ``make(env_id, **kwargs) -> EnvBase`` builds one env; it receives ``num_envs=N``
+            when ``native_batching`` is true and hub asks for ``N`` envs in one object.
+        list_envs: ``list_envs() -> Iterable[str]`` gives the bare ids ``make`` accepts (every one
+            of them); ``None`` when the ids cannot be listed (then bare ids never resolve here and
+            any id is passed to ``make``).
+        native_batching: ``make`` can build a batch of envs itself (one object, batch size
+            ``[N]``), as EnvPool does.
+        extra: the ``hub`` extra that installs the backend (``pip install "hub[extra]"``).
+        requires: top-level import names the backend needs; checked with
+            :func:`importlib.util.find_spec`, never imported.
+        description: one line for ``hub plugins`` and ``hub envs``.
+
+    Example:
+        >>> from hub.plugins import Namespace
+        >>> def make(env_id, **kwargs):
+        ...     raise NotImplementedError
+        >>> Namespace("toy", make=make, list_envs=lambda: ["Walk-v0"]).native_batching
+        False
+    """
+
+    name: str
+    make: Callable[..., Any]
+    list_envs: Callable[[], Iterable[str]] | None = None
+    native_batching: bool = False
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("Namespace", self.name)
+        _check_callable("Namespace", "make", self.make)
+        if self.list_envs is not None:
+            _check_callable("Namespace", "list_envs", self.list_envs)
+        if isinstance(self.requires, str):
+            object.__setattr__(self, "requires", (self.requires,))
+        requires = tuple(self.requires)
+        for name in requires:
+            if not isinstance(name, str) or not name:
+                raise TypeError(f"Namespace.requires holds import names (strings), got {name!r}.")
+        object.__setattr__(self, "requires", requires)
+        object.__setattr__(self, "native_batching", bool(self.native_batching))
+
+
+@dataclass(frozen=True)
+class SpecConversion:
+    """A converter from a foreign space or spec type to a hub spec; returned by
+    ``hub_spec_conversions``.
+
+    Args:
+        type_name: the dotted path of the foreign class (``"gymnasium.spaces.Box"`` or
+            ``"gymnasium.spaces.box.Box"``); a string, so that registering imports nothing.
+            A class is accepted too and turned into its dotted path.
+        convert: ``convert(obj, **kwargs) -> hub spec``; it may call :func:`hub.convert_spec` for
+            the children of a container space.
+
+    Example:
+        >>> from hub.plugins import SpecConversion
+        >>> SpecConversion("toylib.spaces.Box", convert=lambda space, **kw: None).type_name
+        'toylib.spaces.Box'
+    """
+
+    type_name: str
+    convert: Callable[..., Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type_name", dotted_name(self.type_name))
+        _check_callable("SpecConversion", "convert", self.convert)
+
+
+@dataclass(frozen=True)
+class BatchingStrategy:
+    """A way to run ``num_envs`` copies of an env as one env; returned by ``hub_batching``.
+
+    ``hub.make_env(uri, num_envs=N, batching=name)`` calls ``make(create_env_fn, N)``, where
+    ``create_env_fn()`` builds one env and is picklable.
+
+    Args:
+        name: the value of ``batching=`` that selects it (not ``auto``, ``serial``, ``parallel``
+            or ``native``, which hub defines).
+        make: ``make(create_env_fn, num_envs, **kwargs) -> EnvBase`` with batch size
+            ``[num_envs]``.
+        description: one line for ``hub plugins``.
+
+    Example:
+        >>> from hub.plugins import BatchingStrategy
+        >>> BatchingStrategy("ray", make=lambda create_env_fn, num_envs, **kw: None).name
+        'ray'
+    """
+
+    name: str
+    make: Callable[..., Any]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_name("BatchingStrategy", self.name)
+        _check_callable("BatchingStrategy", "make", self.make)
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What hub knows about one plugin: ``hub.list_plugins()`` returns these.
+
+    Attributes:
+        name: the entry-point name (or the name an in-memory plugin was registered with).
+        version: the version of the plugin's distribution, from its metadata.
+        module: the module the entry point names.
+        namespaces: the namespaces it serves.
+        error: why it failed to import or register (``"ImportError: ..."``), or ``None``.
+        builtin: it ships with hub itself.
+        hooks: the hooks it implements.
+        distribution: the name of its distribution.
+
+    Example:
+        >>> from hub.plugins import PluginInfo
+        >>> info = PluginInfo("toy", "1.0", "toy.plugin", ("toy",), None, False, ("hub_namespaces",))
+        >>> info.to_json()["namespaces"]
+        ['toy']
+    """
+
+    name: str
+    version: str | None
+    module: str | None
+    namespaces: tuple[str, ...] = ()
+    error: str | None = None
+    builtin: bool = False
+    hooks: tuple[str, ...] = ()
+    distribution: str | None = field(default=None, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form ``hub plugins --json`` prints: name, version, module, namespaces, error."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "module": self.module,
+            "namespaces": list(self.namespaces),
+            "error": self.error,
+        }

@@ -1,0 +1,42 @@
+"""Names to envs: ``make_env``, ``list_envs``, ``list_plugins``, and the spec-conversion registry.
+
+Example:
+    >>> from hub.registry import parse_uri
+    >>> parse_uri("hub:Pendulum")
+    ('hub', 'Pendulum')
+"""
+
+from __future__ import annotations
+
+from hub.registry.conversions import (
+    convert_spec,
+    find_spec_conversion,
+    register_spec_conversion,
+    spec_conversions,
+    unregister_spec_conversion,
+)
+from hub.registry.make import (
+    batching_strategies,
+    list_envs,
+    list_plugins,
+    make_env,
+    make_env_single,
+)
+from hub.registry.uris import RESOLUTION_ORDER, parse_uri, resolution_order, resolve
+
+__all__ = [
+    "RESOLUTION_ORDER",
+    "batching_strategies",
+    "convert_spec",
+    "find_spec_conversion",
+    "list_envs",
+    "list_plugins",
+    "make_env",
+    "make_env_single",
+    "parse_uri",
+    "register_spec_conversion",
+    "resolution_order",
+    "resolve",
+    "spec_conversions",
+    "unregister_spec_conversion",
+]

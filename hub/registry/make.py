@@ -1,0 +1,233 @@
+"""``make_env``, ``list_envs`` and ``list_plugins``: the front door of hub.
+
+Example:
+    >>> import hub
+    >>> env = hub.make_env("hub:Pendulum", num_envs=2, seed=0)
+    >>> env.batch_size
+    torch.Size([2])
+    >>> "hub:Pendulum" in hub.list_envs("hub")
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from hub.errors import HubError
+from hub.plugins import (
+    BatchingStrategy,
+    HubPluginManager,
+    HubPluginWarning,
+    Namespace,
+    PluginInfo,
+    ensure_plugins_loaded,
+)
+from hub.registry.uris import get_namespace, missing_requirement, resolution_order, resolve
+
+__all__ = ["make_env", "make_env_single", "list_envs", "list_plugins", "batching_strategies"]
+
+BUILTIN_BATCHING = ("auto", "serial", "parallel", "native")
+
+
+def make_env(
+    uri: str,
+    *,
+    num_envs: int | None = None,
+    batching: str = "auto",
+    seed: int | None = None,
+    device: Any = None,
+    transforms: Any = None,
+    checks: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Build the env named by ``uri`` (``"namespace:id"`` or a bare id).
+
+    Args:
+        uri: ``"envpool:Pong-v5"``, ``"hub:Pendulum"``, or a bare id (``"Pendulum"``) looked up in
+            the order of :func:`hub.registry.resolution_order`.
+        num_envs: build this many copies as one env of batch size ``[num_envs]``; ``None`` builds
+            one env.
+        batching: how to batch ``num_envs`` copies: ``"auto"`` (the namespace's native batching,
+            else ``ParallelEnv``, else ``SerialEnv``), ``"native"``, ``"serial"``, ``"parallel"``,
+            or the name of a strategy a plugin declares.
+        seed: passed to ``env.set_seed``.
+        device: passed to the namespace's ``make`` as ``device=``.
+        transforms: a transform or a list of them; the env is wrapped in
+            ``TransformedEnv(env, Compose(*transforms))``.
+        checks: sets ``env.checks`` (per-step checks of actions and outputs against the specs).
+        **kwargs: passed to the namespace's ``make``.
+
+    Raises:
+        UnknownNamespaceError, UnknownEnvError, MissingDependencyError: the URI cannot be served;
+            the message says what is known and what to install.
+
+    Example:
+        >>> import hub
+        >>> hub.make_env("Counting").batch_size
+        torch.Size([])
+    """
+    manager = ensure_plugins_loaded()
+    ns, env_id = resolve(uri, manager)
+    if device is not None:
+        kwargs["device"] = device
+    if num_envs is None:
+        if batching != "auto":
+            raise ValueError(
+                f"batching={batching!r} batches several envs: pass num_envs=N as well "
+                "(or leave batching='auto' for one env)."
+            )
+        env = ns.make(env_id, **kwargs)
+    else:
+        env = _make_batched(manager, ns, env_id, _check_num_envs(num_envs), batching, kwargs)
+    if checks is not None:
+        env.checks = checks
+    if seed is not None:
+        env.set_seed(seed)
+    if transforms is not None:
+        env = _transformed(env, transforms)
+    return env
+
+
+def make_env_single(namespace: str, env_id: str, **kwargs: Any) -> Any:
+    """Build one env of ``namespace``; the picklable factory that batched envs call in workers.
+
+    Example:
+        >>> import functools
+        >>> factory = functools.partial(make_env_single, "hub", "Counting")
+        >>> factory().batch_size
+        torch.Size([])
+    """
+    ns = get_namespace(ensure_plugins_loaded(), namespace)
+    return ns.make(env_id, **kwargs)
+
+
+def _check_num_envs(num_envs: Any) -> int:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ValueError(
+            f"num_envs must be a positive int (or None for one env), got {num_envs!r}."
+        )
+    return num_envs
+
+
+def batching_strategies() -> list[str]:
+    """The values ``make_env(batching=...)`` accepts: hub's own, then the plugins'.
+
+    Example:
+        >>> batching_strategies()[:4]
+        ['auto', 'serial', 'parallel', 'native']
+    """
+    return [*BUILTIN_BATCHING, *sorted(ensure_plugins_loaded().batching_strategies())]
+
+
+def _parallel_env() -> Any | None:
+    try:
+        from hub.batching import ParallelEnv
+    except ImportError:
+        return None
+    return ParallelEnv
+
+
+def _make_batched(
+    manager: HubPluginManager,
+    ns: Namespace,
+    env_id: str,
+    num_envs: int,
+    batching: str,
+    kwargs: dict[str, Any],
+) -> Any:
+    if batching == "auto":
+        if ns.native_batching:
+            batching = "native"
+        else:
+            batching = "parallel" if _parallel_env() is not None else "serial"
+    if batching == "native":
+        if not ns.native_batching:
+            raise ValueError(
+                f"The namespace {ns.name!r} has no native batching; use batching='serial', "
+                "'parallel' or 'auto'."
+            )
+        return ns.make(env_id, num_envs=num_envs, **kwargs)
+    factory: Callable[[], Any] = functools.partial(make_env_single, ns.name, env_id, **kwargs)
+    if batching == "serial":
+        from hub.batching import SerialEnv
+
+        return SerialEnv(num_envs, factory)
+    if batching == "parallel":
+        parallel = _parallel_env()
+        if parallel is None:
+            raise HubError(
+                "batching='parallel' needs hub.batching.ParallelEnv, which this version of hub "
+                "does not have yet; use batching='serial'."
+            )
+        return parallel(num_envs, factory)
+    strategy: BatchingStrategy | None = manager.batching_strategies().get(batching)
+    if strategy is None:
+        raise ValueError(
+            f"Unknown batching strategy {batching!r}; the strategies are "
+            f"{', '.join(batching_strategies())}. Plugins add more through the hub_batching hook."
+        )
+    return strategy.make(factory, num_envs)
+
+
+def _transformed(env: Any, transforms: Any) -> Any:
+    try:
+        from hub.transforms import Compose, TransformedEnv
+    except ImportError as exc:
+        raise HubError(
+            "make_env(transforms=...) needs hub.transforms, which this version of hub does not "
+            "have yet; build the env without transforms."
+        ) from exc
+    if not isinstance(transforms, Sequence):
+        transforms = [transforms]
+    return TransformedEnv(env, Compose(*transforms))
+
+
+def list_envs(namespace: str | None = None) -> list[str]:
+    """The URIs (``"namespace:id"``) of the envs hub can list, sorted.
+
+    A namespace whose backend is not installed lists nothing. With ``namespace``, only that one
+    (an unknown namespace raises :class:`hub.errors.UnknownNamespaceError`).
+
+    Example:
+        >>> import hub
+        >>> hub.list_envs("hub")[:2]
+        ['hub:Counting', 'hub:MultiAgentCounting']
+    """
+    manager = ensure_plugins_loaded()
+    if namespace is not None:
+        names = [get_namespace(manager, namespace, check_requires=False).name]
+    else:
+        names = resolution_order(manager)
+    uris = []
+    for name in names:
+        ns = manager.namespace(name)
+        if ns is None or ns.list_envs is None or missing_requirement(ns) is not None:
+            continue
+        try:
+            ids = manager.env_ids(name)
+        except Exception as exc:
+            if namespace is not None:
+                raise
+            warnings.warn(
+                f"listing the envs of namespace {name!r} failed and it is left out: "
+                f"{type(exc).__name__}: {exc}",
+                HubPluginWarning,
+                stacklevel=2,
+            )
+            continue
+        uris.extend(f"{name}:{env_id}" for env_id in ids)
+    return sorted(uris)
+
+
+def list_plugins() -> list[PluginInfo]:
+    """Every plugin hub found, built-ins first; a failed plugin carries its ``error``.
+
+    Example:
+        >>> import hub
+        >>> [(p.name, p.builtin) for p in hub.list_plugins()][0]
+        ('hub', True)
+    """
+    return ensure_plugins_loaded().plugins()
