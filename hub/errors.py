@@ -115,7 +115,9 @@ class SpecMismatchError(HubError, ValueError):
         self.expected = expected
         self.got = got
         place = f" in {where}" if where else ""
-        super().__init__(f"entry {key!r}{place} does not match its spec: expected {expected}, got {got}.")
+        super().__init__(
+            f"entry {key!r}{place} does not match its spec: expected {expected}, got {got}."
+        )
 
 
 class WorkerError(HubError, RuntimeError):

@@ -1,0 +1,251 @@
+"""``BatchedEnvBase``: what ``SerialEnv`` and ``ParallelEnv`` share.
+
+A batched env runs ``num_workers`` copies of an env as one env of batch size ``[num_workers]``
+(plus the sub-envs' own batch dims). Partial steps (``"_step"``) and partial resets
+(``"_reset"``) reach only the sub-envs that need them. Attributes the batched env lacks are read
+from every sub-env (``env.g`` gives one value per sub-env); ``call``, ``get_attr`` and
+``set_attr`` do the same explicitly.
+
+Example:
+    >>> import hub
+    >>> from hub.envs.builtin import CountingEnv
+    >>> env = hub.SerialEnv(2, CountingEnv, [{"max_steps": 3}, {"max_steps": 5}])
+    >>> env.max_steps
+    [3, 5]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDictBase
+
+from hub.envs.base import EnvBase
+from hub.errors import HubError
+from hub.specs import Bounded, Composite
+
+__all__ = ["BatchedEnvBase", "normalize_factories"]
+
+EnvFactory = Callable[..., EnvBase]
+
+
+def normalize_factories(
+    num_workers: int,
+    create_env_fn: EnvFactory | Sequence[EnvFactory],
+    create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None,
+) -> tuple[list[EnvFactory], list[dict[str, Any]]]:
+    """One factory and one kwargs dict per worker (a single one is shared by all)."""
+    if num_workers < 1:
+        raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
+    if callable(create_env_fn):
+        fns = [create_env_fn] * num_workers
+    else:
+        fns = list(create_env_fn)
+        if len(fns) != num_workers:
+            raise ValueError(
+                f"create_env_fn holds {len(fns)} factories for {num_workers} workers: pass one "
+                "factory, or one per worker."
+            )
+    if create_env_kwargs is None:
+        kwargs = [{} for _ in range(num_workers)]
+    elif isinstance(create_env_kwargs, dict):
+        kwargs = [dict(create_env_kwargs) for _ in range(num_workers)]
+    else:
+        kwargs = [dict(k) for k in create_env_kwargs]
+        if len(kwargs) != num_workers:
+            raise ValueError(
+                f"create_env_kwargs holds {len(kwargs)} dicts for {num_workers} workers: pass "
+                "one dict, or one per worker."
+            )
+    return fns, kwargs
+
+
+class BatchedEnvBase(EnvBase):
+    """Shared base of the batched envs (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_workers: int,
+        create_env_fn: EnvFactory | Sequence[EnvFactory],
+        create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        device: Any = None,
+        checks: bool = False,
+        spec_locked: bool = True,
+    ) -> None:
+        self._factories, self._factory_kwargs = normalize_factories(
+            num_workers, create_env_fn, create_env_kwargs
+        )
+        self.num_workers = num_workers
+        meta = self._meta_env()
+        super().__init__(
+            device=device if device is not None else meta.device,
+            batch_size=(num_workers,) + tuple(meta.batch_size),
+            checks=checks,
+            spec_locked=spec_locked,
+        )
+        self._set_specs_from(meta)
+        self._sub_batch = meta.batch_size
+
+    # ---------------------------------------------------------------- specs
+    def _meta_env(self) -> EnvBase:
+        """An env whose specs describe one worker (the first worker's env)."""
+        raise NotImplementedError
+
+    def _worker_specs(self) -> list[EnvBase] | None:
+        """The sub-envs whose specs are stacked (``None``: the meta env's, expanded)."""
+        return None
+
+    def _set_specs_from(self, meta: EnvBase) -> None:
+        n = self.num_workers
+        workers = self._worker_specs()
+        for name in (
+            "full_observation_spec",
+            "full_reward_spec",
+            "full_done_spec",
+            "full_action_spec",
+            "full_state_spec",
+        ):
+            if workers is None:
+                spec = getattr(meta, name)
+                batched = spec.expand((n,) + tuple(spec.shape))
+            else:
+                batched = stack_worker_specs([getattr(env, name) for env in workers], name)
+            setattr(self, name, batched)
+        self.batch_locked = True
+
+    # ---------------------------------------------------------------- worker selection
+    def _reset_workers(self, tensordict: TensorDictBase | None) -> list[bool] | None:
+        """Which workers a reset must reach (``None``: all of them)."""
+        if tensordict is None:
+            return None
+        need = None
+        for key in self._reset_keys:
+            flag = tensordict.get(key, None)
+            if flag is None:
+                continue
+            rows = flag.reshape(self.num_workers, -1).any(-1)
+            need = rows if need is None else need | rows
+        return None if need is None else need.tolist()
+
+    @staticmethod
+    def _step_workers(tensordict: TensorDictBase) -> list[bool] | None:
+        mask = tensordict.get("_step", None)
+        if mask is None:
+            return None
+        return mask.reshape(mask.shape[0], -1).any(-1).tolist()
+
+    # ---------------------------------------------------------------- seeding
+    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
+        """Seed the sub-envs one after the other (each with the seed the previous returned),
+        and return the seed that follows the last."""
+        return self._seed_workers(seed, static_seed)
+
+    def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
+        raise NotImplementedError
+
+    def _set_seed(self, seed: int | None) -> None:
+        self._seed_workers(seed, False)
+
+    # ---------------------------------------------------------------- attributes
+    def get_attr(self, name: str) -> list[Any]:
+        """The attribute ``name`` of every sub-env, in worker order."""
+        raise NotImplementedError
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env (one value each, or one for all)."""
+        raise NotImplementedError
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of every sub-env with the same arguments; one result each."""
+        raise NotImplementedError
+
+    def _per_worker(self, values: Any) -> list[Any]:
+        if isinstance(values, (list, tuple)) and len(values) == self.num_workers:
+            return list(values)
+        return [values] * self.num_workers
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name in _NOT_FORWARDED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        try:
+            values = self.get_attr(name)
+        except AttributeError:
+            raise
+        except HubError:
+            raise
+        if values and all(callable(v) for v in values):
+
+            def forward(*args: Any, **kwargs: Any) -> list[Any]:
+                return self.call(name, *args, **kwargs)
+
+            forward.__name__ = name
+            return forward
+        return values
+
+    def _output_device(self, data: TensorDictBase) -> TensorDictBase:
+        if self._device is not None and data.device != self._device:
+            return data.to(self._device)
+        return data
+
+    def _check_num(self, index: int) -> None:
+        if not 0 <= index < self.num_workers:
+            raise IndexError(f"worker index {index} out of range for {self.num_workers} workers.")
+
+
+# names that must never be looked up on sub-envs (they are set during __init__)
+_NOT_FORWARDED = frozenset({"num_workers", "batch_locked", "checks", "auto_reset"})
+
+
+def rows_where(mask: list[bool] | None, n: int) -> list[int]:
+    """The indices set in ``mask`` (all of ``range(n)`` when ``mask`` is None)."""
+    return list(range(n)) if mask is None else [i for i, m in enumerate(mask) if m]
+
+
+def stack_worker_specs(specs: Sequence[Composite], name: str) -> Composite:
+    """One batched spec from the sub-envs' specs (a new leading dim of size ``len(specs)``).
+
+    Equal specs are expanded; ``Bounded`` specs that differ only in their bounds are stacked with
+    per-worker bounds. Anything else (other keys, shapes, dtypes or kinds) raises: the sub-envs of
+    a batched env must produce data of one structure.
+    """
+    n = len(specs)
+    first = specs[0]
+    out = first.expand((n,) + tuple(first.shape))
+    if all(spec == first for spec in specs[1:]):
+        return out
+    out = out.clone()
+    out.unlock_()
+    keys = first.keys(include_nested=True, leaves_only=True)
+    for i, spec in enumerate(specs[1:], 1):
+        other = spec.keys(include_nested=True, leaves_only=True)
+        if sorted(map(str, other)) != sorted(map(str, keys)):
+            raise HubError(
+                f"sub-env {i} has other {name} entries than sub-env 0 ({other} against {keys}): "
+                "the sub-envs of a batched env must share their specs. Build them from one factory."
+            )
+    for key in keys:
+        leaves = [spec[key] for spec in specs]
+        if all(leaf == leaves[0] for leaf in leaves[1:]):
+            continue
+        kinds = {type(leaf) for leaf in leaves}
+        shapes = {leaf.shape for leaf in leaves}
+        dtypes = {leaf.dtype for leaf in leaves}
+        if kinds == {Bounded} and len(shapes) == 1 and len(dtypes) == 1:
+            out[key] = Bounded(
+                torch.stack([leaf.low for leaf in leaves]),
+                torch.stack([leaf.high for leaf in leaves]),
+                shape=(n,) + tuple(leaves[0].shape),
+                dtype=leaves[0].dtype,
+                device=leaves[0].device,
+            )
+            continue
+        bad = next(i for i, leaf in enumerate(leaves) if leaf != leaves[0])
+        raise HubError(
+            f"sub-env {bad} has a different {name}[{key!r}] than sub-env 0: {leaves[bad]} against "
+            f"{leaves[0]}. The sub-envs of a batched env must share their specs (only the bounds "
+            "of Bounded specs may differ). Build them from one factory."
+        )
+    return out

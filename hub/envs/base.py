@@ -1,0 +1,873 @@
+"""``EnvBase``: the TensorDict environment contract.
+
+An env reads and writes :class:`tensordict.TensorDict` objects. ``reset()`` returns the first
+data of a trajectory; ``step(td)`` reads the action from ``td`` and writes what follows under
+``td["next"]``; ``step_and_maybe_reset`` and ``rollout`` build on these. A subclass writes
+``__init__`` (setting the specs, batch dims first), ``_reset``, ``_step`` and ``_set_seed``.
+
+Example:
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> from hub import EnvBase
+    >>> from hub.specs import Bounded, Composite, Unbounded
+    >>> class Walk(EnvBase):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.observation_spec = Composite(position=Unbounded((1,)))
+    ...         self.action_spec = Bounded(-1.0, 1.0, shape=(1,))
+    ...         self.reward_spec = Unbounded((1,))
+    ...     def _reset(self, tensordict):
+    ...         self.position = torch.zeros(1)
+    ...         return TensorDict({"position": self.position.clone()}, [])
+    ...     def _step(self, tensordict):
+    ...         self.position = self.position + tensordict["action"]
+    ...         done = self.position.abs() > 2
+    ...         return TensorDict(
+    ...             {"position": self.position.clone(), "reward": -self.position.abs(), "done": done},
+    ...             [],
+    ...         )
+    ...     def _set_seed(self, seed):
+    ...         pass
+    >>> env = Walk()
+    >>> sorted(env.done_keys)
+    ['done', 'terminated', 'truncated']
+    >>> env.rollout(4).batch_size
+    torch.Size([4])
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from hub.envs import checks as _checks
+from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
+from hub.envs.reset_masks import (
+    drop_reset_entries,
+    mask_dims,
+    mask_reset_output,
+    mask_step_output,
+    read_reset_masks,
+)
+from hub.envs.seeding import next_seed
+from hub.errors import ClosedEnvError, HubError, SpecMismatchError
+from hub.specs import Categorical, Composite, TensorSpec, Unbounded
+
+__all__ = ["EnvBase"]
+
+NestedKey = str | tuple[str, ...]
+
+
+def _as_tuple(key: NestedKey) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else tuple(key)
+
+
+def _as_key(key: tuple[str, ...]) -> NestedKey:
+    return key[0] if len(key) == 1 else key
+
+
+class _EnvMeta(type):
+    """Runs ``_post_init`` once the whole ``__init__`` chain of a subclass has finished."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        env = super().__call__(*args, **kwargs)
+        env._post_init()
+        return env
+
+
+class EnvBase(metaclass=_EnvMeta):
+    """Base class of every hub environment.
+
+    Args:
+        device: where the env's tensors live (``None``: where ``_step`` puts them, usually CPU).
+        batch_size: the env's batch dims (``()`` for a single env). Every spec starts with them.
+        checks: check every action against the action spec (bounds included) and every output
+            against the output specs (shapes, dtypes, finite rewards). With ``checks=False``,
+            wrong action shapes and dtypes still raise; bounds and finiteness are not checked.
+        spec_locked: lock the specs after construction (setting a spec through the env's
+            properties still works: it unlocks, sets and relocks).
+        auto_reset: the env resets itself inside ``_step`` when an episode ends (see the
+            "Auto-resetting envs" section of the docs).
+        auto_reset_replace: with ``auto_reset``, replace the observations returned with the
+            ``done`` flag by NaN (floats) or ``-1`` (integers), since they belong to the new episode.
+        allow_done_after_reset: with ``checks``, tolerate ``done`` right after a reset.
+
+    Subclasses set ``batch_locked = False`` (class or instance attribute) when they accept inputs
+    of any batch size.
+    """
+
+    batch_locked: bool = True
+
+    def __init__(
+        self,
+        *,
+        device: torch.device | str | int | None = None,
+        batch_size: Sequence[int] | torch.Size | None = None,
+        checks: bool = False,
+        spec_locked: bool = True,
+        auto_reset: bool = False,
+        auto_reset_replace: bool = True,
+        allow_done_after_reset: bool = False,
+    ) -> None:
+        self._device = torch.device(device) if device is not None else None
+        self._batch_size = torch.Size(batch_size if batch_size is not None else ())
+        self.checks = checks
+        self._spec_locked = spec_locked
+        self.auto_reset = auto_reset
+        self.auto_reset_replace = auto_reset_replace
+        self.allow_done_after_reset = allow_done_after_reset
+        self._closed = False
+        self._auto_reset_cache: TensorDictBase | None = None
+        self._keys_ready = False
+        bs = self._batch_size
+        dev = self._device
+        self._output_spec = Composite(
+            full_observation_spec=Composite(shape=bs, device=dev),
+            full_reward_spec=Composite(shape=bs, device=dev),
+            full_done_spec=Composite(shape=bs, device=dev),
+            shape=bs,
+            device=dev,
+        )
+        self._input_spec = Composite(
+            full_action_spec=Composite(shape=bs, device=dev),
+            full_state_spec=Composite(shape=bs, device=dev),
+            shape=bs,
+            device=dev,
+        )
+
+    # ------------------------------------------------------------------ construction
+    def _ensure_default_specs(self) -> None:
+        """Add the default done flags and reward when the subclass declared none, and complete
+        every done level with ``done``, ``terminated`` and ``truncated``."""
+        done = self._output_spec["full_done_spec"]
+        if not list(done.keys()):
+            self._assign("full_done_spec", "done", self._default_flag_spec())
+        locked = self._output_spec.is_locked
+        if locked:
+            self._output_spec.unlock_()
+        complete_done_spec(self._output_spec["full_done_spec"])
+        if locked:
+            self._output_spec.lock_()
+        if not list(self._output_spec["full_reward_spec"].keys()):
+            shape = self._batch_size + (1,)
+            self._assign("full_reward_spec", "reward", Unbounded(shape, device=self._device))
+        self._keys_ready = False
+
+    def _post_init(self) -> None:
+        """Complete the specs once the subclass's ``__init__`` has set them, then lock them."""
+        self._ensure_default_specs()
+        if self._spec_locked:
+            self._output_spec.lock_()
+            self._input_spec.lock_()
+        self._compute_keys()
+
+    def _default_flag_spec(self) -> TensorSpec:
+        return Categorical(2, shape=self._batch_size + (1,), device=self._device, dtype=torch.bool)
+
+    # ------------------------------------------------------------------ batch size and device
+    @property
+    def batch_size(self) -> torch.Size:
+        """The env's batch dims; every spec shape starts with them."""
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: Sequence[int]) -> None:
+        value = torch.Size(value)
+        if value == self._batch_size:
+            return
+        for group in (self._output_spec, self._input_spec):
+            for sub in group.values():
+                if list(sub.keys()):
+                    raise HubError(
+                        "the batch size of an env can only be set before its specs: got "
+                        f"{list(value)} after specs of shape {list(self._batch_size)} were set."
+                    )
+        self._batch_size = value
+        self.__init_specs_shape(value)
+
+    def __init_specs_shape(self, value: torch.Size) -> None:
+        dev = self._device
+        self._output_spec = Composite(
+            full_observation_spec=Composite(shape=value, device=dev),
+            full_reward_spec=Composite(shape=value, device=dev),
+            full_done_spec=Composite(shape=value, device=dev),
+            shape=value,
+            device=dev,
+        )
+        self._input_spec = Composite(
+            full_action_spec=Composite(shape=value, device=dev),
+            full_state_spec=Composite(shape=value, device=dev),
+            shape=value,
+            device=dev,
+        )
+        self._keys_ready = False
+
+    @property
+    def device(self) -> torch.device | None:
+        """The device of the env's data (``None``: left to ``_step``)."""
+        return self._device
+
+    # ------------------------------------------------------------------ specs
+    @property
+    def output_spec(self) -> Composite:
+        """``full_observation_spec``, ``full_reward_spec`` and ``full_done_spec`` in one Composite."""
+        return self._output_spec
+
+    @output_spec.setter
+    def output_spec(self, value: Composite) -> None:
+        for name in ("full_observation_spec", "full_reward_spec", "full_done_spec"):
+            self._set_full(name, value[name])
+
+    @property
+    def input_spec(self) -> Composite:
+        """``full_action_spec`` and ``full_state_spec`` in one Composite."""
+        return self._input_spec
+
+    @input_spec.setter
+    def input_spec(self, value: Composite) -> None:
+        for name in ("full_action_spec", "full_state_spec"):
+            self._set_full(name, value[name])
+
+    def _group(self, name: str) -> Composite:
+        return (
+            self._input_spec
+            if name in ("full_action_spec", "full_state_spec")
+            else self._output_spec
+        )
+
+    def _check_spec_shape(self, name: str, spec: TensorSpec) -> TensorSpec:
+        bs = self._batch_size
+        if spec.shape[: len(bs)] != bs:
+            raise ValueError(
+                f"{name} has shape {list(spec.shape)}, which does not start with the env's batch "
+                f"size {list(bs)}: specs hold the batch dims first. Use "
+                f"spec.expand({', '.join(str(d) for d in bs + spec.shape)}) or build it with that shape."
+            )
+        if self._device is not None and spec.device != self._device:
+            spec = spec.to(self._device)
+        return spec
+
+    def _assign(self, group_name: str, key: NestedKey, spec: TensorSpec) -> None:
+        """Set ``spec`` at ``key`` inside one of the five full specs, relocking if needed."""
+        group = self._group(group_name)
+        locked = group.is_locked
+        if locked:
+            group.unlock_()
+        try:
+            group[group_name][key] = self._check_spec_shape(f"{group_name}[{key!r}]", spec)
+        finally:
+            if locked:
+                group.lock_()
+        self._keys_ready = False
+
+    def _set_full(self, name: str, spec: TensorSpec) -> None:
+        if not isinstance(spec, Composite):
+            raise TypeError(f"{name} must be a Composite, got {type(spec).__name__}.")
+        spec = self._check_spec_shape(name, spec)
+        if spec.shape != self._batch_size:
+            spec = spec.clone()
+            spec.unlock_()
+            spec = _reshape_composite(spec, self._batch_size)
+        group = self._group(name)
+        locked = group.is_locked
+        if locked:
+            group.unlock_()
+        try:
+            group[name] = spec
+            if name == "full_done_spec" and list(spec.keys()):
+                complete_done_spec(group[name])
+        finally:
+            if locked:
+                group.lock_()
+        self._keys_ready = False
+
+    def _set_leaf(self, full_name: str, default_key: str, spec: TensorSpec) -> None:
+        if isinstance(spec, Composite):
+            self._set_full(full_name, spec)
+            return
+        spec = self._check_spec_shape(full_name.replace("full_", ""), spec)
+        self._set_full(
+            full_name, Composite({default_key: spec}, shape=self._batch_size, device=self._device)
+        )
+
+    def _leaf_or_full(self, full_name: str) -> TensorSpec:
+        full = self._group(full_name)[full_name]
+        keys = list(full.keys(include_nested=True, leaves_only=True))
+        if len(keys) == 1:
+            return full[keys[0]]
+        return full
+
+    @property
+    def full_observation_spec(self) -> Composite:
+        """Every observation entry, as written under ``"next"`` by ``step`` and by ``reset``."""
+        return self._output_spec["full_observation_spec"]
+
+    @full_observation_spec.setter
+    def full_observation_spec(self, value: Composite) -> None:
+        self._set_full("full_observation_spec", value)
+
+    observation_spec = full_observation_spec
+
+    @property
+    def full_action_spec(self) -> Composite:
+        """Every action entry (nested for multi-agent envs)."""
+        return self._input_spec["full_action_spec"]
+
+    @full_action_spec.setter
+    def full_action_spec(self, value: Composite) -> None:
+        self._set_full("full_action_spec", value)
+
+    @property
+    def action_spec(self) -> TensorSpec:
+        """The action's leaf spec when the env has one action entry, else ``full_action_spec``."""
+        return self._leaf_or_full("full_action_spec")
+
+    @action_spec.setter
+    def action_spec(self, value: TensorSpec) -> None:
+        self._set_leaf("full_action_spec", "action", value)
+
+    @property
+    def full_reward_spec(self) -> Composite:
+        """Every reward entry."""
+        return self._output_spec["full_reward_spec"]
+
+    @full_reward_spec.setter
+    def full_reward_spec(self, value: Composite) -> None:
+        self._set_full("full_reward_spec", value)
+
+    @property
+    def reward_spec(self) -> TensorSpec:
+        """The reward's leaf spec when the env has one reward entry, else ``full_reward_spec``."""
+        return self._leaf_or_full("full_reward_spec")
+
+    @reward_spec.setter
+    def reward_spec(self, value: TensorSpec) -> None:
+        self._set_leaf("full_reward_spec", "reward", value)
+
+    @property
+    def full_done_spec(self) -> Composite:
+        """Every done flag: ``done``, ``terminated`` and ``truncated`` at each done level."""
+        return self._output_spec["full_done_spec"]
+
+    @full_done_spec.setter
+    def full_done_spec(self, value: Composite) -> None:
+        self._set_full("full_done_spec", value)
+
+    @property
+    def done_spec(self) -> TensorSpec:
+        """The done flags (a Composite, since ``terminated`` and ``truncated`` always exist)."""
+        return self._leaf_or_full("full_done_spec")
+
+    @done_spec.setter
+    def done_spec(self, value: TensorSpec) -> None:
+        self._set_leaf("full_done_spec", "done", value)
+
+    @property
+    def full_state_spec(self) -> Composite:
+        """Inputs other than actions that ``_step`` reads (the state of stateless envs)."""
+        return self._input_spec["full_state_spec"]
+
+    @full_state_spec.setter
+    def full_state_spec(self, value: Composite) -> None:
+        self._set_full("full_state_spec", value)
+
+    state_spec = full_state_spec
+
+    def set_spec_lock_(self, mode: bool = True) -> EnvBase:
+        """Lock (``True``) or unlock (``False``) every spec of the env."""
+        for group in (self._output_spec, self._input_spec):
+            group.lock_() if mode else group.unlock_()
+        self._spec_locked = mode
+        self._keys_ready = False
+        return self
+
+    @property
+    def is_spec_locked(self) -> bool:
+        """Whether the specs are locked."""
+        return self._output_spec.is_locked
+
+    # ------------------------------------------------------------------ keys
+    def _compute_keys(self) -> None:
+        full_action = self._input_spec["full_action_spec"]
+        self._action_keys = [
+            _as_key(_as_tuple(k)) for k in full_action.keys(include_nested=True, leaves_only=True)
+        ]
+        self._reward_keys = [
+            _as_key(_as_tuple(k))
+            for k in self._output_spec["full_reward_spec"].keys(
+                include_nested=True, leaves_only=True
+            )
+        ]
+        done_spec = self._output_spec["full_done_spec"]
+        self._done_keys = [
+            _as_key(_as_tuple(k)) for k in done_spec.keys(include_nested=True, leaves_only=True)
+        ]
+        self._done_prefixes = done_prefixes(done_spec)
+        self._done_shapes = {
+            p: (done_spec[p + ("done",)] if p else done_spec["done"]).shape
+            for p in self._done_prefixes
+        }
+        self._observation_keys = [
+            _as_key(_as_tuple(k))
+            for k in self._output_spec["full_observation_spec"].keys(
+                include_nested=True, leaves_only=True
+            )
+        ]
+        self._state_keys = [
+            _as_key(_as_tuple(k))
+            for k in self._input_spec["full_state_spec"].keys(include_nested=True, leaves_only=True)
+        ]
+        n_batch = len(self._batch_size)
+        self._action_checks = []
+        for key in self._action_keys:
+            spec = full_action[key]
+            self._action_checks.append((key, spec, spec.shape, spec.shape[n_batch:], spec.dtype))
+        self._single_action = self._action_checks[0] if len(self._action_checks) == 1 else None
+        self._done_flag_keys = [p + ("done",) if p else "done" for p in self._done_prefixes]
+        self._reset_keys = [p + ("_reset",) if p else "_reset" for p in self._done_prefixes]
+        self._mdp_exclude = set(self._reward_keys) | {"next", "_reset", "_step"}
+        self._action_set = set(self._action_keys)
+        self._keys_ready = True
+
+    def _keys(self) -> None:
+        if not self._keys_ready:
+            self._compute_keys()
+
+    @property
+    def action_keys(self) -> list[NestedKey]:
+        """The keys of the action entries (nested keys are tuples)."""
+        self._keys()
+        return list(self._action_keys)
+
+    @property
+    def action_key(self) -> NestedKey:
+        """The key of the env's action (raises when the env has several: use ``action_keys``)."""
+        return self._only("action", self.action_keys)
+
+    @property
+    def reward_keys(self) -> list[NestedKey]:
+        """The keys of the reward entries."""
+        self._keys()
+        return list(self._reward_keys)
+
+    @property
+    def reward_key(self) -> NestedKey:
+        """The key of the env's reward (raises when the env has several: use ``reward_keys``)."""
+        return self._only("reward", self.reward_keys)
+
+    @property
+    def done_keys(self) -> list[NestedKey]:
+        """The keys of every done flag (``done``, ``terminated``, ``truncated`` at each level)."""
+        self._keys()
+        return list(self._done_keys)
+
+    @property
+    def done_key(self) -> NestedKey:
+        """The key of the outermost ``done`` flag."""
+        self._keys()
+        return self._done_flag_keys[0]
+
+    @property
+    def observation_keys(self) -> list[NestedKey]:
+        """The keys of the observation entries."""
+        self._keys()
+        return list(self._observation_keys)
+
+    @property
+    def state_keys(self) -> list[NestedKey]:
+        """The keys of the state entries."""
+        self._keys()
+        return list(self._state_keys)
+
+    @property
+    def reset_keys(self) -> list[NestedKey]:
+        """The ``"_reset"`` keys, one next to each ``done`` flag."""
+        self._keys()
+        return list(self._reset_keys)
+
+    @staticmethod
+    def _only(kind: str, keys: list[NestedKey]) -> NestedKey:
+        if len(keys) != 1:
+            raise HubError(
+                f"this env has {len(keys)} {kind} entries ({keys}); {kind}_key names one. "
+                f"Use {kind}_keys instead."
+            )
+        return keys[0]
+
+    # ------------------------------------------------------------------ the contract
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        raise NotImplementedError(f"{type(self).__name__} must implement _reset(tensordict).")
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        raise NotImplementedError(f"{type(self).__name__} must implement _step(tensordict).")
+
+    def _set_seed(self, seed: int | None) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement _set_seed(seed).")
+
+    def _close(self) -> None:
+        """Release the env's resources (called once by ``close``)."""
+
+    # ------------------------------------------------------------------ reset
+    def _closed_error(self, what: str) -> ClosedEnvError:
+        return ClosedEnvError(
+            f"{what}() was called on a closed {type(self).__name__}. Build a new env "
+            "(an env cannot be reopened after close())."
+        )
+
+    def _check_batch(self, tensordict: TensorDictBase, what: str) -> None:
+        if self.batch_locked and tensordict.batch_size != self._batch_size:
+            raise SpecMismatchError(
+                "<batch_size>",
+                f"batch size {list(self._batch_size)} (this env is batch-locked)",
+                f"a tensordict of batch size {list(tensordict.batch_size)}",
+                where=what,
+            )
+
+    def reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
+        """Start new episodes and return the first data.
+
+        With ``"_reset"`` entries in ``tensordict`` (next to the ``done`` flags), only the
+        sub-envs (or agents) marked ``True`` are reset: the returned data keeps the values of
+        ``tensordict`` everywhere else, and ``tensordict`` itself is updated in place. The
+        ``"_reset"`` entries are removed.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Counting", num_envs=2)
+            >>> td = env.reset()
+            >>> td["observation"].tolist()
+            [[0], [0]]
+        """
+        if self._closed:
+            raise self._closed_error("reset")
+        if not self._keys_ready:
+            self._compute_keys()
+        masks = None
+        if tensordict is not None:
+            self._check_batch(tensordict, "reset")
+            masks = read_reset_masks(tensordict, self._done_prefixes)
+            if masks is not None and not any(bool(m.any()) for m in masks.values()):
+                drop_reset_entries(tensordict, self._done_prefixes)
+                return tensordict.copy()
+        out = self._reset(tensordict, **kwargs)
+        if out is None:
+            raise HubError(
+                f"{type(self).__name__}._reset returned None; it must return a TensorDict."
+            )
+        if out is tensordict:
+            out = out.copy()
+        drop_reset_entries(out, self._done_prefixes)
+        complete_done_flags(out, self._done_prefixes, self._done_shapes)
+        if masks is not None:
+            if self.auto_reset and self._auto_reset_cache is not None:
+                mask_reset_output(out, self._auto_reset_cache, _invert(masks), self._done_prefixes)
+                self._auto_reset_cache = None
+            mask_reset_output(out, tensordict, masks, self._done_prefixes)
+        elif self.auto_reset:
+            self._auto_reset_cache = None
+        if self.checks:
+            _checks.check_reset_output(self, out)
+        if tensordict is not None:
+            drop_reset_entries(tensordict, self._done_prefixes)
+            tensordict.update(out)
+        return out
+
+    # ------------------------------------------------------------------ step
+    def _check_actions(self, tensordict: TensorDictBase) -> None:
+        locked = self.batch_locked
+        for key, spec, shape, event_shape, dtype in self._action_checks:
+            try:
+                value = tensordict[key]
+            except KeyError:
+                raise SpecMismatchError(
+                    key, spec, "no such entry in the input tensordict", where="step"
+                ) from None
+            if locked:
+                bad_shape = value.shape != shape
+            else:
+                bad_shape = value.shape[tensordict.batch_dims :] != event_shape
+            if bad_shape or value.dtype != dtype:
+                raise SpecMismatchError(
+                    key,
+                    spec,
+                    f"a tensor of shape {list(value.shape)} and dtype {value.dtype}",
+                    where="step",
+                )
+            if self.checks:
+                _checks.check_action_bounds(self, key, spec, value, tensordict)
+
+    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Apply the action in ``tensordict`` and write the result under ``tensordict["next"]``.
+
+        A boolean ``"_step"`` entry of the tensordict's batch shape restricts the step to the
+        elements marked ``True``; the others get their previous values (or zeros) under
+        ``"next"``.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Counting")
+            >>> td = env.step(env.rand_action(env.reset()))
+            >>> td["next", "observation"].tolist()
+            [1]
+        """
+        if self._closed:
+            raise self._closed_error("step")
+        if not self._keys_ready:
+            self._compute_keys()
+        if self.batch_locked and tensordict.batch_size != self._batch_size:
+            self._check_batch(tensordict, "step")
+        self._check_actions(tensordict)
+        step_mask = tensordict.get("_step", None)
+        if step_mask is not None and not bool(step_mask.all()):
+            next_td = self._partial_step(tensordict, step_mask)
+        else:
+            next_td = self._step(tensordict)
+            complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
+        if self.auto_reset:
+            self._auto_reset_store(next_td)
+        if self.checks:
+            _checks.check_step_output(self, next_td)
+        tensordict.set("next", next_td)
+        return tensordict
+
+    def _partial_step(self, tensordict: TensorDictBase, step_mask: torch.Tensor) -> TensorDictBase:
+        mask = mask_dims(step_mask) if step_mask.ndim > tensordict.batch_dims else step_mask
+        if self.batch_locked:
+            next_td = self._step(tensordict)
+            complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
+            mask_step_output(next_td, tensordict, mask)
+            return next_td
+        sub = tensordict[mask]
+        sub_next = self._step(sub)
+        complete_done_flags(sub_next, self._done_prefixes, self._done_shapes)
+        out = TensorDict({}, batch_size=tensordict.batch_size, device=sub_next.device)
+        for key in sub_next.keys(include_nested=True, leaves_only=True):
+            new = sub_next.get(key)
+            old = tensordict.get(key, None)
+            full_shape = tensordict.batch_size + new.shape[sub.batch_dims :]
+            if isinstance(old, torch.Tensor) and old.shape == full_shape:
+                full = old.clone()
+            else:
+                full = torch.zeros(full_shape, dtype=new.dtype, device=new.device)
+            full[mask] = new
+            out.set(key, full)
+        return out
+
+    def _auto_reset_store(self, next_td: TensorDictBase) -> None:
+        """Keep the first observations of the new episodes for the next ``reset``, and replace
+        the observations returned with ``done`` by placeholders when ``auto_reset_replace``."""
+        done = next_td.get(self._done_flag_keys[0])
+        if not bool(done.any()):
+            return
+        self._auto_reset_cache = next_td.select(*self._observation_keys, strict=False).clone()
+        if not self.auto_reset_replace:
+            return
+        mask = mask_dims(done)
+        for key in self._observation_keys:
+            value = next_td.get(key, None)
+            if not isinstance(value, torch.Tensor):
+                continue
+            fill = float("nan") if value.is_floating_point() else -1
+            full = mask.reshape(mask.shape + (1,) * (value.ndim - mask.ndim))
+            next_td.set(key, value.masked_fill(full, fill))
+
+    # ------------------------------------------------------------------ loops
+    def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """The input of the next step: ``tensordict["next"]`` without rewards, plus the root
+        entries that are neither actions nor found under ``"next"`` (e.g. a policy's state)."""
+        next_td = tensordict.get("next")
+        out = next_td.exclude(*self._reward_keys) if self._reward_keys else next_td.copy()
+        out_keys = out.keys()
+        exclude = self._mdp_exclude
+        actions = self._action_set
+        for key in tensordict.keys():
+            if key in exclude or key in actions or key in out_keys:
+                continue
+            out.set(key, tensordict.get(key))
+        return out
+
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """Step, then reset the sub-envs whose episode ended.
+
+        Returns ``(data, next_input)``: ``data`` is the stepped tensordict (with ``"next"``),
+        ``next_input`` the input of the following step, holding the first observations of a new
+        episode wherever one ended.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Counting", num_envs=2, max_steps=2)
+            >>> td = env.reset()
+            >>> for _ in range(3):
+            ...     data, td = env.step_and_maybe_reset(env.rand_action(td))
+            >>> data["next", "done"].squeeze(-1).tolist(), td["observation"].squeeze(-1).tolist()
+            ([False, False], [1, 1])
+        """
+        tensordict = self.step(tensordict)
+        next_input = self.step_mdp(tensordict)
+        any_done = False
+        for done_key, reset_key in zip(self._done_flag_keys, self._reset_keys):
+            done = next_input.get(done_key, None)
+            if done is not None and bool(done.any()):
+                any_done = True
+                next_input.set(reset_key, done.clone())
+        if any_done:
+            next_input = self.reset(next_input)
+        return tensordict, next_input
+
+    def rollout(
+        self,
+        max_steps: int,
+        policy: Callable[[TensorDictBase], TensorDictBase] | None = None,
+        callback: Callable[[EnvBase, TensorDictBase], Any] | None = None,
+        *,
+        auto_reset: bool = True,
+        break_when_any_done: bool = True,
+        break_when_all_done: bool = False,
+        return_contiguous: bool = True,
+        tensordict: TensorDictBase | None = None,
+    ) -> TensorDictBase:
+        """Run up to ``max_steps`` steps and return them stacked along a trailing ``"time"`` dim.
+
+        Args:
+            max_steps: the number of steps at most.
+            policy: reads a tensordict and writes the action (default: random actions).
+            callback: called as ``callback(env, data)`` after each step.
+            auto_reset: reset first (``True``) or start from ``tensordict``.
+            break_when_any_done: stop at the first step where any sub-env is done.
+            break_when_all_done: stop once every sub-env is done; done sub-envs are skipped
+                (through ``"_step"``) until then. When both are ``False``, ended episodes are
+                reset and the rollout goes on.
+            return_contiguous: stack into one TensorDict (``False``: a lazy stack, needed when
+                shapes vary between steps, as with dynamic specs).
+            tensordict: the first input (required when ``auto_reset=False``).
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Counting", max_steps=5)
+            >>> data = env.rollout(10)
+            >>> data.batch_size, data.names[-1]
+            (torch.Size([5]), 'time')
+        """
+        from hub.envs.rollout import run_rollout
+
+        return run_rollout(
+            self,
+            max_steps,
+            policy=policy,
+            callback=callback,
+            auto_reset=auto_reset,
+            break_when_any_done=break_when_any_done,
+            break_when_all_done=break_when_all_done,
+            return_contiguous=return_contiguous,
+            tensordict=tensordict,
+        )
+
+    # ------------------------------------------------------------------ random actions
+    def rand_action(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
+        """Write a random action (drawn from the action spec) into ``tensordict`` (or a new one)."""
+        if not self._keys_ready:
+            self._compute_keys()
+        if tensordict is None:
+            tensordict = TensorDict({}, batch_size=self._batch_size, device=self._device)
+            extra: tuple[int, ...] = ()
+        elif self.batch_locked:
+            extra = ()
+        else:
+            extra = tuple(tensordict.batch_size[: tensordict.batch_dims - len(self._batch_size)])
+        single = self._single_action
+        if single is not None:
+            tensordict.set(single[0], single[1].rand(extra))
+        elif self._action_checks:
+            tensordict.update(self._input_spec["full_action_spec"].rand(extra))
+        return tensordict
+
+    def rand_step(self, tensordict: TensorDictBase | None = None) -> TensorDictBase:
+        """Step with a random action; resets first when no ``tensordict`` is given."""
+        if tensordict is None:
+            tensordict = self.reset()
+        return self.step(self.rand_action(tensordict))
+
+    # ------------------------------------------------------------------ seeding
+    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
+        """Seed the env and return the next seed to use (for the next env of a batch).
+
+        The next seed is derived deterministically from ``seed``, so that seeding envs one after
+        the other with the returned values never repeats a seed. ``static_seed=True`` returns
+        ``seed`` itself.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Pendulum")
+            >>> env.set_seed(0) == env.set_seed(0) != 0
+            True
+        """
+        self._set_seed(seed)
+        if seed is None or static_seed:
+            return seed
+        return next_seed(seed)
+
+    # ------------------------------------------------------------------ life cycle
+    @property
+    def is_closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Release the env's resources. Calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self._close()
+
+    def __enter__(self) -> EnvBase:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def fake_tensordict(self) -> TensorDictBase:
+        """A tensordict of zeros with every entry a step produces (inputs, and outputs under
+        ``"next"``), from the specs."""
+        data = self._input_spec["full_state_spec"].zero()
+        data.update(self._input_spec["full_action_spec"].zero())
+        obs = self._output_spec["full_observation_spec"].zero()
+        done = self._output_spec["full_done_spec"].zero()
+        data.update(obs)
+        data.update(done)
+        nxt = obs.clone()
+        nxt.update(self._output_spec["full_reward_spec"].zero())
+        nxt.update(done.clone())
+        data.set("next", nxt)
+        return data
+
+    def append_transform(self, transform: Any) -> Any:
+        """Return ``TransformedEnv(self, transform)`` (see :mod:`hub.transforms`)."""
+        transforms = importlib.import_module("hub.transforms")
+        return transforms.TransformedEnv(self, transform)
+
+    def __repr__(self) -> str:
+        self._keys()
+        dev = self._device if self._device is not None else "cpu"
+        return (
+            f"{type(self).__name__}(batch_size={list(self._batch_size)}, device={dev}, "
+            f"observations={self._observation_keys}, actions={self._action_keys}, "
+            f"batch_locked={self.batch_locked})"
+        )
+
+
+def _invert(masks: dict[tuple[str, ...], torch.Tensor]) -> dict[tuple[str, ...], torch.Tensor]:
+    return {k: ~v for k, v in masks.items()}
+
+
+def _reshape_composite(spec: Composite, batch_size: torch.Size) -> Composite:
+    """A Composite with the env's batch size (children keep their own shapes)."""
+    out = Composite(shape=batch_size, device=spec.device)
+    for key, value in spec.items():
+        out[key] = value
+    return out

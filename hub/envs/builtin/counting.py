@@ -1,0 +1,81 @@
+"""``CountingEnv``: a deterministic env that counts its steps (for tests and benchmarks).
+
+Example:
+    >>> env = CountingEnv(max_steps=3)
+    >>> data = env.rollout(10)
+    >>> data["next", "observation"].squeeze(-1).tolist()
+    [1, 2, 3]
+    >>> data["next", "terminated"].squeeze(-1).tolist()
+    [False, False, True]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from hub.envs.base import EnvBase
+from hub.specs import Bounded, Categorical, Composite, Unbounded
+
+__all__ = ["CountingEnv"]
+
+
+class CountingEnv(EnvBase):
+    """Counts steps from 0; the episode terminates when the count reaches ``max_steps``.
+
+    The action (0 or 1) is the reward, so a policy's effect is visible. Batch-locked: with
+    ``batch_size=(N,)`` it holds N independent counters, and partial resets (``"_reset"``)
+    restart only the chosen ones.
+
+    Args:
+        max_steps: the episode length.
+        batch_size: the number of counters (``()`` for one).
+        device: where the tensors live.
+        **kwargs: the other :class:`hub.EnvBase` arguments (``checks``, ...).
+    """
+
+    def __init__(
+        self,
+        max_steps: int = 10,
+        *,
+        batch_size: Sequence[int] = (),
+        device: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(batch_size=batch_size, device=device, **kwargs)
+        bs = self.batch_size
+        self.max_steps = int(max_steps)
+        self.observation_spec = Composite(
+            observation=Bounded(0, self.max_steps, shape=bs + (1,), dtype=torch.int64),
+            shape=bs,
+        )
+        self.action_spec = Categorical(2, shape=bs + (1,))
+        self.reward_spec = Unbounded(bs + (1,))
+        self.done_spec = Categorical(2, shape=bs + (1,), dtype=torch.bool)
+        self.count = torch.zeros(bs + (1,), dtype=torch.int64, device=device)
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        reset = tensordict.get("_reset", None) if tensordict is not None else None
+        if reset is None:
+            self.count.zero_()
+        else:
+            self.count.masked_fill_(reset.reshape(self.count.shape), 0)
+        return TensorDict({"observation": self.count.clone()}, batch_size=self.batch_size)
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        count = self.count
+        count += 1
+        return TensorDict(
+            {
+                "observation": count.clone(),
+                "reward": tensordict["action"].to(torch.get_default_dtype()),
+                "terminated": count >= self.max_steps,
+            },
+            batch_size=self.batch_size,
+        )
+
+    def _set_seed(self, seed: int | None) -> None:
+        """Counting is deterministic: seeding changes nothing."""

@@ -1,0 +1,127 @@
+"""``MultiAgentCountingEnv``: a toy multi-agent env with nested keys (``("agents", ...)``).
+
+Each agent counts its steps; agent ``i`` terminates when its count reaches ``max_steps + i``, and
+the root ``done`` is set once every agent is done. Per-agent data lives under ``"agents"`` with an
+extra agent dim; done flags exist at both levels.
+
+Example:
+    >>> env = MultiAgentCountingEnv(n_agents=2, max_steps=2)
+    >>> env.action_keys
+    [('agents', 'action')]
+    >>> data = env.rollout(5)
+    >>> data["next", "agents", "done"].squeeze(-1).tolist()
+    [[False, False], [True, False], [True, True]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from hub.envs.base import EnvBase
+from hub.specs import Bounded, Categorical, Composite, Unbounded
+
+__all__ = ["MultiAgentCountingEnv"]
+
+
+class MultiAgentCountingEnv(EnvBase):
+    """Agents that count; nested ``"agents"`` entries and done flags at two levels.
+
+    Args:
+        n_agents: the number of agents.
+        max_steps: agent ``i`` terminates at count ``max_steps + i``.
+        batch_size: the number of independent games.
+        device: where the tensors live.
+        **kwargs: the other :class:`hub.EnvBase` arguments.
+    """
+
+    def __init__(
+        self,
+        n_agents: int = 3,
+        max_steps: int = 5,
+        *,
+        batch_size: Sequence[int] = (),
+        device: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(batch_size=batch_size, device=device, **kwargs)
+        bs = self.batch_size
+        self.n_agents = n_agents
+        self.max_steps = max_steps
+        agent_shape = bs + (n_agents, 1)
+        top = max_steps + n_agents
+        self.limits = (max_steps + torch.arange(n_agents)).reshape(n_agents, 1).expand(agent_shape)
+        flag = Categorical(2, shape=agent_shape, dtype=torch.bool)
+        self.full_observation_spec = Composite(
+            agents=Composite(
+                observation=Bounded(0, top, shape=agent_shape, dtype=torch.int64),
+                shape=bs + (n_agents,),
+            ),
+            shape=bs,
+        )
+        self.full_action_spec = Composite(
+            agents=Composite(action=Categorical(2, shape=agent_shape), shape=bs + (n_agents,)),
+            shape=bs,
+        )
+        self.full_reward_spec = Composite(
+            agents=Composite(reward=Unbounded(agent_shape), shape=bs + (n_agents,)), shape=bs
+        )
+        self.full_done_spec = Composite(
+            done=Categorical(2, shape=bs + (1,), dtype=torch.bool),
+            agents=Composite(done=flag, shape=bs + (n_agents,)),
+            shape=bs,
+        )
+        self.count = torch.zeros(agent_shape, dtype=torch.int64)
+
+    def _reset_mask(self, tensordict: TensorDictBase | None) -> torch.Tensor | None:
+        if tensordict is None:
+            return None
+        nested = tensordict.get(("agents", "_reset"), None)
+        if nested is not None:
+            return nested.reshape(self.count.shape)
+        root = tensordict.get("_reset", None)
+        if root is not None:
+            return root.reshape(self.batch_size + (1, 1)).expand(self.count.shape)
+        return None
+
+    def _observe(self) -> dict[str, Any]:
+        agents_done = self.count >= self.limits
+        return {
+            ("agents", "observation"): self.count.clone(),
+            ("agents", "terminated"): agents_done,
+            "terminated": agents_done.reshape(self.batch_size + (-1,)).all(-1, keepdim=True),
+        }
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        mask = self._reset_mask(tensordict)
+        if mask is None:
+            self.count.zero_()
+        else:
+            self.count.masked_fill_(mask, 0)
+        return _nested_td(self._observe(), self.batch_size, self.n_agents)
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        running = self.count < self.limits
+        self.count += running.long()
+        out = self._observe()
+        action = tensordict["agents", "action"]
+        out[("agents", "reward")] = action.to(torch.get_default_dtype()) * running
+        return _nested_td(out, self.batch_size, self.n_agents)
+
+    def _set_seed(self, seed: int | None) -> None:
+        """Deterministic: seeding changes nothing."""
+
+
+def _nested_td(
+    entries: dict[Any, torch.Tensor], batch_size: torch.Size, n_agents: int
+) -> TensorDict:
+    agents = TensorDict(
+        {key[1]: value for key, value in entries.items() if isinstance(key, tuple)},
+        batch_size=batch_size + (n_agents,),
+    )
+    root = {key: value for key, value in entries.items() if not isinstance(key, tuple)}
+    root["agents"] = agents
+    return TensorDict(root, batch_size=batch_size)

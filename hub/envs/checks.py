@@ -1,0 +1,220 @@
+"""Runtime checks (``checks=True``) and ``check_env_specs``.
+
+With checks on, every action is checked against its spec (bounds included) and every output of
+``_step`` / ``_reset`` against the output specs (keys, shapes, dtypes, finite rewards); a mismatch
+raises :class:`hub.errors.SpecMismatchError` naming the key, the expected spec and what came.
+
+Example:
+    >>> import hub
+    >>> check_env_specs(hub.make_env("hub:Pendulum"))
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from tensordict import TensorDictBase
+
+from hub.errors import HubError, SpecMismatchError
+from hub.specs import Composite, TensorSpec
+
+if TYPE_CHECKING:
+    from hub.envs.base import EnvBase
+
+__all__ = [
+    "check_action_bounds",
+    "check_step_output",
+    "check_reset_output",
+    "check_env_specs",
+]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        text = f"a tensor of shape {list(value.shape)} and dtype {value.dtype}"
+        if value.numel() <= 8:
+            text += f" with values {value.flatten().tolist()}"
+        return text
+    return f"{type(value).__name__} {value!r}"[:200]
+
+
+def _dynamic_match(shape: torch.Size, expected: torch.Size) -> bool:
+    if len(shape) != len(expected):
+        return False
+    return all(e == -1 or s == e for s, e in zip(shape, expected))
+
+
+def _check_leaf(key: Any, spec: TensorSpec, value: Any, batch: torch.Size, where: str) -> None:
+    if not isinstance(value, torch.Tensor):
+        if not spec.is_in(value):
+            raise SpecMismatchError(key, spec, _describe(value), where=where)
+        return
+    if value.dtype != spec.dtype or not _dynamic_match(value.shape, _expected_shape(spec, batch)):
+        raise SpecMismatchError(key, spec, _describe(value), where=where)
+    tkey = key if isinstance(key, tuple) else (key,)
+    if value.is_floating_point() and "reward" in tkey and not bool(torch.isfinite(value).all()):
+        raise SpecMismatchError(key, spec, "a non-finite reward: " + _describe(value), where=where)
+    if -1 in spec.shape:
+        return
+    view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
+    if view is not None and not view.is_in(value):
+        raise SpecMismatchError(
+            key, spec, _describe(value) + " (out of the spec's range)", where=where
+        )
+
+
+def _expected_shape(spec: TensorSpec, batch: torch.Size) -> torch.Size:
+    """The shape of a value for ``spec`` in a tensordict of batch size ``batch``."""
+    return (
+        spec.shape
+        if len(batch) <= len(spec.shape) and spec.shape[: len(batch)] == batch
+        else (batch + spec.shape)
+    )
+
+
+def _expand_to(spec: TensorSpec, shape: torch.Size) -> TensorSpec | None:
+    if -1 in spec.shape:
+        return None
+    try:
+        return spec.expand(shape)
+    except Exception:  # noqa: BLE001 - a spec that cannot be expanded is checked by shape only
+        return None
+
+
+def check_action_bounds(
+    env: EnvBase, key: Any, spec: TensorSpec, value: torch.Tensor, tensordict: TensorDictBase
+) -> None:
+    """Raise when ``value`` (the action at ``key``) is outside ``spec``."""
+    view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
+    if view is not None and not view.is_in(value):
+        raise SpecMismatchError(
+            key, spec, _describe(value) + " (out of the spec's bounds)", where="step"
+        )
+
+
+def _check_group(
+    spec: Composite, data: TensorDictBase, where: str, *, required: bool = True
+) -> None:
+    batch = data.batch_size
+    for key in spec.keys(include_nested=True, leaves_only=True):
+        leaf = spec[key]
+        value = data.get(key, None)
+        if value is None:
+            if required:
+                raise SpecMismatchError(key, leaf, "no such entry", where=where)
+            continue
+        _check_leaf(key, leaf, value, batch, where)
+
+
+def check_step_output(env: EnvBase, next_td: TensorDictBase) -> None:
+    """Check the output of ``_step`` against the observation, reward and done specs."""
+    where = f"{type(env).__name__}._step output"
+    _check_group(env.full_observation_spec, next_td, where)
+    _check_group(env.full_reward_spec, next_td, where)
+    _check_group(env.full_done_spec, next_td, where)
+
+
+def check_reset_output(env: EnvBase, td: TensorDictBase) -> None:
+    """Check the output of ``_reset`` against the observation and done specs; a ``done`` flag
+    right after a reset is an error unless the env allows it."""
+    where = f"{type(env).__name__}._reset output"
+    _check_group(env.full_observation_spec, td, where)
+    _check_group(env.full_done_spec, td, where)
+    if env.auto_reset or env.allow_done_after_reset:
+        return
+    for key in env._done_flag_keys:
+        done = td.get(key, None)
+        if done is not None and bool(done.any()):
+            raise HubError(
+                f"{type(env).__name__} returned {key!r}=True right after a reset. An env must "
+                "start episodes that are not done; pass allow_done_after_reset=True if this is "
+                "intended."
+            )
+
+
+def check_env_specs(
+    env: EnvBase,
+    *,
+    return_contiguous: bool = True,
+    check_dtype: bool = True,
+    seed: int | None = None,
+    steps: int = 3,
+) -> None:
+    """Roll the env out for a few steps and check that its data matches its specs.
+
+    Every entry of the rollout must be declared by a spec (and every spec must appear in the
+    rollout), with the spec's shape (batch dims first; ``-1`` dims may vary) and dtype, and its
+    values inside the spec. Raises :class:`hub.errors.SpecMismatchError` naming the first entry
+    that does not match. ``ParallelEnv`` builds its buffers from the specs, so an env must pass
+    this before it is run in worker processes.
+
+    Example:
+        >>> import hub
+        >>> check_env_specs(hub.make_env("hub:Counting", num_envs=2))
+    """
+    if seed is not None:
+        env.set_seed(seed)
+    data = env.rollout(steps, break_when_any_done=False, return_contiguous=return_contiguous)
+    fake = env.fake_tensordict()
+    got = {k for k in data.keys(include_nested=True, leaves_only=True)}
+    want = {k for k in fake.keys(include_nested=True, leaves_only=True)}
+    missing = want - got
+    extra = got - want
+    if missing:
+        key = sorted(missing, key=str)[0]
+        raise SpecMismatchError(
+            key,
+            "an entry declared by the specs",
+            "no such entry in the rollout",
+            where="check_env_specs",
+        )
+    if extra:
+        key = sorted(extra, key=str)[0]
+        raise SpecMismatchError(
+            key,
+            "no entry (none of the specs declares it)",
+            _describe(data.get(key)) if return_contiguous else "an undeclared entry",
+            where="check_env_specs: declare it in a spec or drop it",
+        )
+    time_dim = len(env.batch_size)
+    specs = _all_specs(env)
+    for key in want:
+        spec = specs.get(key)
+        if spec is None:
+            continue
+        if not return_contiguous:
+            continue
+        value = data.get(key)
+        if not isinstance(value, torch.Tensor):
+            continue
+        per_step = value.unbind(time_dim)
+        for step_value in per_step:
+            if check_dtype and step_value.dtype != spec.dtype:
+                raise SpecMismatchError(key, spec, _describe(step_value), where="check_env_specs")
+            if not _dynamic_match(step_value.shape, _expected_shape(spec, env.batch_size)):
+                raise SpecMismatchError(key, spec, _describe(step_value), where="check_env_specs")
+            if -1 not in spec.shape and not spec.is_in(step_value):
+                raise SpecMismatchError(
+                    key, spec, _describe(step_value) + " (out of range)", where="check_env_specs"
+                )
+
+
+def _all_specs(env: EnvBase) -> dict[Any, TensorSpec]:
+    specs: dict[Any, TensorSpec] = {}
+    out = env.output_spec
+    inp = env.input_spec
+    for group, prefix in (
+        (inp["full_state_spec"], ()),
+        (inp["full_action_spec"], ()),
+        (out["full_observation_spec"], ()),
+        (out["full_done_spec"], ()),
+        (out["full_observation_spec"], ("next",)),
+        (out["full_reward_spec"], ("next",)),
+        (out["full_done_spec"], ("next",)),
+    ):
+        for key in group.keys(include_nested=True, leaves_only=True):
+            tkey = (key,) if isinstance(key, str) else tuple(key)
+            full = prefix + tkey
+            specs[full[0] if len(full) == 1 else full] = group[key]
+    return specs

@@ -1,0 +1,111 @@
+"""``rollout``: run an env for a number of steps and stack the results along a "time" dim.
+
+Example:
+    >>> import hub
+    >>> env = hub.make_env("hub:Counting", num_envs=3, max_steps=4)
+    >>> data = env.rollout(6, break_when_any_done=False)
+    >>> data.batch_size
+    torch.Size([3, 6])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+from tensordict import LazyStackedTensorDict, TensorDictBase
+
+from hub.errors import HubError
+
+if TYPE_CHECKING:
+    from hub.envs.base import EnvBase
+
+__all__ = ["run_rollout"]
+
+
+def _any_done(env: EnvBase, td: TensorDictBase) -> bool:
+    for key in env._done_flag_keys:
+        done = td.get(key, None)
+        if done is not None and bool(done.any()):
+            return True
+    return False
+
+
+def _root_done(env: EnvBase, td: TensorDictBase) -> torch.Tensor:
+    done = td.get(env._done_flag_keys[0])
+    if done.ndim > td.batch_dims:
+        done = done.reshape(td.batch_size + (-1,)).any(-1)
+    return done
+
+
+def run_rollout(
+    env: EnvBase,
+    max_steps: int,
+    *,
+    policy: Callable[[TensorDictBase], TensorDictBase] | None,
+    callback: Callable[[EnvBase, TensorDictBase], Any] | None,
+    auto_reset: bool,
+    break_when_any_done: bool,
+    break_when_all_done: bool,
+    return_contiguous: bool,
+    tensordict: TensorDictBase | None,
+) -> TensorDictBase:
+    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments)."""
+    if max_steps < 1:
+        raise ValueError(f"max_steps must be at least 1, got {max_steps}.")
+    if break_when_any_done and break_when_all_done:
+        raise ValueError("break_when_any_done and break_when_all_done cannot both be True.")
+    if auto_reset:
+        td = env.reset(tensordict)
+    elif tensordict is None:
+        raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
+    else:
+        td = tensordict
+    if policy is None:
+        policy = env.rand_action
+    env._keys()
+    steps: list[TensorDictBase] = []
+    for i in range(max_steps):
+        out = policy(td)
+        if out is not None:
+            td = out
+        if break_when_all_done and steps:
+            done = _root_done(env, td)
+            if bool(done.any()):
+                td.set("_step", ~done)
+        td = env.step(td)
+        if break_when_all_done and td.get("_step", None) is not None:
+            td = td.exclude("_step")
+        steps.append(td)
+        if callback is not None:
+            callback(env, td)
+        if i == max_steps - 1:
+            break
+        next_td = env.step_mdp(td)
+        if break_when_any_done:
+            if _any_done(env, next_td):
+                break
+        elif break_when_all_done:
+            if bool(_root_done(env, next_td).all()):
+                break
+        else:
+            any_done = False
+            for done_key, reset_key in zip(env._done_flag_keys, env._reset_keys):
+                done = next_td.get(done_key, None)
+                if done is not None and bool(done.any()):
+                    any_done = True
+                    next_td.set(reset_key, done.clone())
+            if any_done:
+                next_td = env.reset(next_td)
+        td = next_td
+    dim = td.batch_dims
+    if return_contiguous:
+        data = torch.stack(steps, dim)
+    else:
+        data = LazyStackedTensorDict.lazy_stack(steps, dim)
+    try:
+        data.refine_names(*([None] * dim), "time")
+    except Exception:  # noqa: BLE001 - names are a convenience; lazy stacks may refuse them
+        pass
+    return data
