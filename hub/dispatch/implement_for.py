@@ -161,6 +161,7 @@ def _load_dispatcher(module: str, qualname: str) -> Any:
         obj = namespace[part] if part in namespace else getattr(obj, part)
         if isinstance(obj, (classmethod, staticmethod, MethodType)):
             obj = obj.__func__
+            obj = getattr(obj, "__dispatcher__", obj)  # a bound dispatched method's function
     return obj
 
 
@@ -216,6 +217,7 @@ class VersionDispatcher:
         self._cache: dict[frozenset[tuple[str, str]], Callable[..., Any]] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, impl.function)
+        self._method_call = self._make_method_call()
         _all.add(self)
 
     # -- the hot path -------------------------------------------------------------------------
@@ -226,6 +228,29 @@ class VersionDispatcher:
         except KeyError:
             fn = self._resolve_into_cache()
         return fn(*args, **kwargs)
+
+    def _make_method_call(self) -> Callable[..., Any]:
+        """The same hot path as a plain function, which binds as a method at C speed.
+
+        A bound method around a callable object pays for two extra calls; around a function it
+        pays for none. Its attributes forward to the dispatcher (``obj.meth.explain()`` works).
+        """
+        dispatcher = self
+
+        def method_call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                fn = dispatcher._cache[_current_state()]
+            except KeyError:
+                fn = dispatcher._resolve_into_cache()
+            return fn(*args, **kwargs)
+
+        functools.update_wrapper(method_call, self._impls[0].function)
+        method_call.__dispatcher__ = self  # type: ignore[attr-defined]
+        method_call.register = self.register  # type: ignore[attr-defined]
+        method_call.resolve = self.resolve  # type: ignore[attr-defined]
+        method_call.explain = self.explain  # type: ignore[attr-defined]
+        method_call.implementations = self.implementations  # type: ignore[attr-defined]
+        return method_call
 
     def _resolve_into_cache(self) -> Callable[..., Any]:
         state = _current_state()
@@ -240,8 +265,8 @@ class VersionDispatcher:
         if self._kind == "staticmethod":
             return self
         if self._kind == "classmethod":
-            return MethodType(self, objtype if objtype is not None else type(obj))
-        return self if obj is None else MethodType(self, obj)
+            return MethodType(self._method_call, objtype if objtype is not None else type(obj))
+        return self if obj is None else MethodType(self._method_call, obj)
 
     # -- registration -------------------------------------------------------------------------
 
@@ -291,6 +316,7 @@ class VersionDispatcher:
                     )
             self._impls = [*self._impls, impl]
             self._cache = {}
+            self._method_call.implementations = self.implementations  # type: ignore[attr-defined]
 
     def _defines(self, location: tuple[str, int] | None) -> bool:
         return location is not None and any(i.location == location for i in self._impls)

@@ -63,6 +63,10 @@ class Shape:
         return cls.__name__
 
 
+class SubShape(Shape):
+    """Inherits the dispatched methods."""
+
+
 def call(fn, *args):  # noqa: ANN001, ANN201 - run a pickled callable in a child
     """Call ``fn(*args)`` (the child side of the pickling test)."""
     return fn(*args)

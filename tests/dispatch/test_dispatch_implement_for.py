@@ -412,3 +412,19 @@ def test_local_functions_refuse_to_pickle_clearly():
 
     with pytest.raises(pickle.PicklingError, match="defined inside a function"):
         pickle.dumps(local)
+
+
+def test_bound_methods_forward_introspection():
+    shape = helpers.Shape(2)
+    bound = shape.describe
+    assert bound.__func__.__dispatcher__ is helpers.Shape.describe
+    assert bound.resolve() is helpers.Shape.describe.resolve()
+    assert "runs the implementation for numpy >=2.0" in bound.explain()
+    assert [i.range for i in bound.implementations] == ["<2.0", ">=2.0"]
+    assert str(inspect.signature(bound)) == "() -> 'str'"
+    assert pickle.loads(pickle.dumps(bound))() == "shape 2"
+
+
+def test_inherited_dispatched_methods_pickle():
+    class_attr = pickle.loads(pickle.dumps(helpers.SubShape.describe))
+    assert class_attr is helpers.Shape.describe
