@@ -116,6 +116,9 @@ class Bounded(TensorSpec):
         """A random value in ``[low, high]``; ``shape`` adds leading dims."""
         full = self._full_shape(shape)
         if self._float:
+            if self._simple and self._uniform:
+                out = torch.empty(full, dtype=self.dtype, device=self.device)
+                return out.uniform_(self._lo, self._hi).clamp_max_(self._hi)  # clamp: rounding
             if self._simple:
                 u = torch.rand(full, dtype=self.dtype, device=self.device)
                 return torch.addcmul(self.low, u, self._scale).clamp_(self.low, self.high)
@@ -158,7 +161,10 @@ class Bounded(TensorSpec):
                 value = value.to(torch.uint8)
             vmin, vmax = torch.aminmax(value)
             return bool(vmin.item() >= self._lo) and bool(vmax.item() <= self._hi)
-        return bool(((value >= self.low) & (value <= self.high)).all())
+        if self.dtype == torch.bool:
+            value = value.to(torch.uint8)
+            return bool(((value >= self.low) & (value <= self.high)).all())
+        return torch.equal(torch.clamp(value, self.low, self.high), value)  # NaN is never equal
 
     def _value_problem(self, value: torch.Tensor) -> str:
         return f"{summarize_values(value)}, outside [{self._bound_text()}]"

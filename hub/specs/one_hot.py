@@ -69,6 +69,7 @@ class OneHot(TensorSpec):
             )
         if dtype.is_complex:
             raise ValueError("OneHot does not support complex dtypes")
+        self._eye = torch.eye(n, dtype=dtype, device=self.device)  # rows are the one-hot values
 
     def _init_args(self) -> dict[str, Any]:
         return {"n": self.n, "shape": self._shape, "device": self.device, "dtype": self.dtype}
@@ -76,9 +77,7 @@ class OneHot(TensorSpec):
     def rand(self, shape: Any = ()) -> torch.Tensor:
         """A random one-hot value; ``shape`` adds leading dims."""
         full = self._full_shape(shape)
-        index = torch.randint(0, self.n, full[:-1], device=self.device)
-        out = torch.zeros(full, dtype=self.dtype, device=self.device)
-        return out.scatter_(-1, index.unsqueeze(-1), 1)
+        return self._eye[torch.randint(0, self.n, full[:-1], device=self.device)]
 
     def _values_ok(self, value: torch.Tensor) -> bool:
         if value.numel() == 0:

@@ -42,6 +42,7 @@ class Unbounded(TensorSpec):
         if dtype is None:
             dtype = torch.get_default_dtype()
         super().__init__(shape, device, dtype)
+        self._normal = dtype.is_floating_point or dtype.is_complex
         if dtype == torch.bool:
             self._int_low, self._int_high = 0, 1
         elif not (dtype.is_floating_point or dtype.is_complex):
@@ -53,7 +54,7 @@ class Unbounded(TensorSpec):
         """A random value: standard normal floats, integers in ``[-100, 100]``."""
         full = self._full_shape(shape)
         dtype = self.dtype
-        if dtype.is_floating_point or dtype.is_complex:
+        if self._normal:
             return torch.randn(full, dtype=dtype, device=self.device)
         if dtype == torch.bool:
             return torch.randint(0, 2, full, dtype=torch.bool, device=self.device)
