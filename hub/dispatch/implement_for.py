@@ -93,6 +93,15 @@ class _Impl:
         return ",".join(parts) or "any version"
 
     @property
+    def label(self) -> str:
+        """``gym >=0.26,<1.0``, or ``gym, any version``."""
+        return f"{self.module}, any version" if self.open else f"{self.module} {self.range}"
+
+    @property
+    def open(self) -> bool:
+        return self.lower is None and self.upper is None
+
+    @property
     def where(self) -> str:
         return f"{self.location[0]}:{self.location[1]}" if self.location else "<unknown place>"
 
@@ -308,8 +317,8 @@ class VersionDispatcher:
             for other in self._impls:
                 if other.top == impl.top and impl.overlaps(other):
                     raise ImplementationConflictError(
-                        f"{self._name}: the implementation for {impl.module} {impl.range} "
-                        f"({impl.where}) overlaps the one for {other.module} {other.range} "
+                        f"{self._name}: the implementation for {impl.label} "
+                        f"({impl.where}) overlaps the one for {other.label} "
                         f"({other.where}). Each version of {impl.top} may have one implementation "
                         "only: make the ranges disjoint (from_version is inclusive, to_version "
                         "exclusive)."
@@ -422,12 +431,13 @@ class VersionDispatcher:
             why = f"{row.top} is the active {row.family.name!r} backend ({row.reason})"
         else:
             why = f"{row.top} belongs to no backend family, so its installed version decides"
+        fits = "which it accepts" if impl.open else f"in {impl.range}"
         lines = [
-            f"{self._name} runs the implementation for {impl.module} {impl.range} ({impl.where}).",
-            f"  Why: {why}; {row.top} is {row.version} (from {row.source}), in {impl.range}.",
+            f"{self._name} runs the implementation for {impl.label} ({impl.where}).",
+            f"  Why: {why}; {row.top} is {row.version} (from {row.source}), {fits}.",
             "  All implementations:",
         ]
-        width = max(len(f"{i.module} {i.range}") for i in self._impls)
+        width = max(len(i.label) for i in self._impls)
         where_width = max(len(i.where) for i in self._impls)
         for r in rows:
             for i in r.impls:
@@ -441,13 +451,11 @@ class VersionDispatcher:
                     note = f"({r.status()})"
                 else:
                     note = f"(not for {r.version})"
-                lines.append(
-                    f"    {f'{i.module} {i.range}':<{width}}  {i.where:<{where_width}}  {note}"
-                )
+                lines.append(f"    {i.label:<{width}}  {i.where:<{where_width}}  {note}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        ranges = " | ".join(f"{i.module} {i.range}" for i in self._impls)
+        ranges = " | ".join(i.label for i in self._impls)
         return f"<dispatched function {self._name}: {ranges}>"
 
     # -- pickling -----------------------------------------------------------------------------
