@@ -591,12 +591,7 @@ class EnvBase(metaclass=_EnvMeta):
             else:
                 bad_shape = value.shape[tensordict.batch_dims :] != event_shape
             if bad_shape or value.dtype != dtype:
-                raise SpecMismatchError(
-                    key,
-                    spec,
-                    f"a tensor of shape {list(value.shape)} and dtype {value.dtype}",
-                    where="step",
-                )
+                raise SpecMismatchError(key, spec, _checks.describe(value), where="step")
             if self.checks:
                 _checks.check_action_bounds(self, key, spec, value, tensordict)
 

@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 
-def _describe(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A short description of a value for error messages (shape, dtype, a few values)."""
     if isinstance(value, torch.Tensor):
         text = f"a tensor of shape {list(value.shape)} and dtype {value.dtype}"
         if value.numel() <= 8:
@@ -48,19 +49,19 @@ def _dynamic_match(shape: torch.Size, expected: torch.Size) -> bool:
 def _check_leaf(key: Any, spec: TensorSpec, value: Any, batch: torch.Size, where: str) -> None:
     if not isinstance(value, torch.Tensor):
         if not spec.is_in(value):
-            raise SpecMismatchError(key, spec, _describe(value), where=where)
+            raise SpecMismatchError(key, spec, describe(value), where=where)
         return
     if value.dtype != spec.dtype or not _dynamic_match(value.shape, _expected_shape(spec, batch)):
-        raise SpecMismatchError(key, spec, _describe(value), where=where)
+        raise SpecMismatchError(key, spec, describe(value), where=where)
     tkey = key if isinstance(key, tuple) else (key,)
     if value.is_floating_point() and "reward" in tkey and not bool(torch.isfinite(value).all()):
-        raise SpecMismatchError(key, spec, "a non-finite reward: " + _describe(value), where=where)
+        raise SpecMismatchError(key, spec, "a non-finite reward: " + describe(value), where=where)
     if -1 in spec.shape:
         return
     view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
     if view is not None and not view.is_in(value):
         raise SpecMismatchError(
-            key, spec, _describe(value) + " (out of the spec's range)", where=where
+            key, spec, describe(value) + " (out of the spec's range)", where=where
         )
 
 
@@ -89,7 +90,7 @@ def check_action_bounds(
     view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
     if view is not None and not view.is_in(value):
         raise SpecMismatchError(
-            key, spec, _describe(value) + " (out of the spec's bounds)", where="step"
+            key, spec, describe(value) + " (out of the spec's bounds)", where="step"
         )
 
 
@@ -174,7 +175,7 @@ def check_env_specs(
         raise SpecMismatchError(
             key,
             "no entry (none of the specs declares it)",
-            _describe(data.get(key)) if return_contiguous else "an undeclared entry",
+            describe(data.get(key)) if return_contiguous else "an undeclared entry",
             where="check_env_specs: declare it in a spec or drop it",
         )
     time_dim = len(env.batch_size)
@@ -191,12 +192,12 @@ def check_env_specs(
         per_step = value.unbind(time_dim)
         for step_value in per_step:
             if check_dtype and step_value.dtype != spec.dtype:
-                raise SpecMismatchError(key, spec, _describe(step_value), where="check_env_specs")
+                raise SpecMismatchError(key, spec, describe(step_value), where="check_env_specs")
             if not _dynamic_match(step_value.shape, _expected_shape(spec, env.batch_size)):
-                raise SpecMismatchError(key, spec, _describe(step_value), where="check_env_specs")
+                raise SpecMismatchError(key, spec, describe(step_value), where="check_env_specs")
             if -1 not in spec.shape and not spec.is_in(step_value):
                 raise SpecMismatchError(
-                    key, spec, _describe(step_value) + " (out of range)", where="check_env_specs"
+                    key, spec, describe(step_value) + " (out of range)", where="check_env_specs"
                 )
 
 

@@ -8,9 +8,9 @@ Example:
     >>> env = MultiAgentCountingEnv(n_agents=2, max_steps=2)
     >>> env.action_keys
     [('agents', 'action')]
-    >>> data = env.rollout(5)
+    >>> data = env.rollout(5)  # stops when any done flag is set, an agent's included
     >>> data["next", "agents", "done"].squeeze(-1).tolist()
-    [[False, False], [True, False], [True, True]]
+    [[False, False], [True, False]]
 """
 
 from __future__ import annotations
