@@ -63,7 +63,7 @@ _module_family: dict[str, str] = {}  # candidate module -> family name
 _process_defaults: dict[str, str] = {}  # from restore_backend_state (e.g. in a worker)
 _active_cache: dict[tuple[frozenset[tuple[str, str]], str], tuple[str | None, str]] = {}
 
-_plugin_lock = threading.RLock()
+_loading = threading.local()  # set while this thread is loading the plugins
 _plugins_loaded = False
 _plugin_error: str | None = None
 
@@ -107,7 +107,9 @@ class BackendFamily:
 
 
 def _invalidate() -> None:
-    _active_cache.clear()
+    # Replace rather than clear: an answer computed before the change lands in the old dict.
+    global _active_cache
+    _active_cache = {}
 
 
 versions._on_change.append(_invalidate)
@@ -175,22 +177,24 @@ def _forget(family: BackendFamily) -> None:
 
 
 def _load_plugins_once() -> None:
-    """Ask the plugin system to load (it declares the families); once per process.
+    """Ask the plugin system to load (it declares the families), until it has answered once.
 
     ``hub.dispatch`` sits below ``hub.plugins`` in the layers, so it reaches up through
-    importlib at call time, never at import time.
+    importlib at call time, never at import time. No lock of ours is held during the call (the
+    plugin manager serialises loading itself), so a plugin that dispatches while it is imported
+    cannot deadlock against another thread; a call from inside the loading returns at once.
     """
     global _plugins_loaded, _plugin_error
-    if _plugins_loaded:
+    if _plugins_loaded or getattr(_loading, "active", False):
         return
-    with _plugin_lock:  # other threads wait here until the plugins are in
-        if _plugins_loaded:
-            return
-        _plugins_loaded = True  # set first: plugin code may ask for a family again
-        try:
-            importlib.import_module("hub.plugins").ensure_plugins_loaded()
-        except Exception as err:  # no plugin system yet, or a plugin failed: report, go on
-            _plugin_error = f"{type(err).__name__}: {err}"
+    _loading.active = True
+    try:
+        importlib.import_module("hub.plugins").ensure_plugins_loaded()
+    except Exception as err:  # no plugin system yet, or a plugin failed: report, go on
+        _plugin_error = f"{type(err).__name__}: {err}"
+    finally:
+        _loading.active = False
+    _plugins_loaded = True
 
 
 def get_backend_family(name: str) -> BackendFamily:
@@ -277,7 +281,8 @@ def active_backend(family: str) -> str | None:
 def _active_and_reason(family_name: str) -> tuple[str | None, str]:
     state = _ACTIVE.get()
     key = (state, family_name)
-    cached = _active_cache.get(key)
+    cache = _active_cache
+    cached = cache.get(key)
     if cached is not None:
         return cached
     family = get_backend_family(family_name)
@@ -299,7 +304,7 @@ def _active_and_reason(family_name: str) -> tuple[str | None, str]:
             answer = (installed[0], f"default: the first installed of {order}")
         else:
             answer = (None, f"none of {order} is installed")
-    _active_cache[key] = answer
+    cache[key] = answer
     return answer
 
 

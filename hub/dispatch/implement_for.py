@@ -416,14 +416,14 @@ class VersionDispatcher:
             >>> @implement_for("packaging", "1")
             ... def modern():
             ...     return True
-            >>> "runs the implementation for packaging >=1" in modern.explain()
-            True
+            >>> print(modern.explain().splitlines()[0])  # doctest: +ELLIPSIS
+            Dispatch of ...modern: the implementation for packaging >=1 runs (...).
         """
         rows = self._analyse()
         try:
             chosen = self._chosen(rows)
         except NoImplementationError as err:
-            return f"{self._name}: no implementation can run now.\n{err}"
+            return f"Dispatch of {self._name}: no implementation can run now.\n{err}"
         row = next(r for r in rows if r.match is not None and r.match.function is chosen)
         impl = row.match
         assert impl is not None
@@ -433,7 +433,7 @@ class VersionDispatcher:
             why = f"{row.top} belongs to no backend family, so its installed version decides"
         fits = "which it accepts" if impl.open else f"in {impl.range}"
         lines = [
-            f"{self._name} runs the implementation for {impl.label} ({impl.where}).",
+            f"Dispatch of {self._name}: the implementation for {impl.label} runs ({impl.where}).",
             f"  Why: {why}; {row.top} is {row.version} (from {row.source}), {fits}.",
             "  All implementations:",
         ]

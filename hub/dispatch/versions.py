@@ -142,16 +142,22 @@ def _metadata_version(distribution: str) -> str | None:
 
 
 def _from_metadata(top: str) -> tuple[Version | None, str]:
-    cached = _metadata_cache.get(top)
+    cache = _metadata_cache  # a clear replaces it: a late answer lands in the old one
+    cached = cache.get(top)
     if cached is not None:
         return cached
-    dist = distribution_name(top)
+    # A module that cannot be imported has no version worth knowing; skipping it also spares
+    # the slow scan of every distribution that distribution_name falls back to.
+    installed = is_installed(top)
+    dist = distribution_name(top) if installed else None
     text = _metadata_version(dist) if dist else None
-    if text is None:
-        answer: tuple[Version | None, str] = (None, f"no distribution ships {top!r}")
+    if not installed:
+        answer: tuple[Version | None, str] = (None, f"{top} is not installed")
+    elif text is None:
+        answer = (None, f"{top} has no __version__ and no distribution metadata")
     else:
         answer = (_lenient(text), f"metadata of distribution {dist!r}")
-    _metadata_cache[top] = answer
+    cache[top] = answer
     return answer
 
 
@@ -196,13 +202,14 @@ def is_installed(module_name: str) -> bool:
     top = top_level(module_name)
     if top in sys.modules:
         return sys.modules[top] is not None
-    cached = _installed_cache.get(top)
+    cache = _installed_cache
+    cached = cache.get(top)
     if cached is None:
         try:
             cached = importlib.util.find_spec(top) is not None
         except (ImportError, ValueError):
             cached = False
-        _installed_cache[top] = cached
+        cache[top] = cached
     return cached
 
 
@@ -215,8 +222,8 @@ def clear_version_cache() -> None:
     Example:
         >>> clear_version_cache()
     """
-    _metadata_cache.clear()
-    _installed_cache.clear()
+    global _metadata_cache, _installed_cache
+    _metadata_cache, _installed_cache = {}, {}
     _packages_distributions.cache_clear()
     importlib.invalidate_caches()
     _changed()
