@@ -128,6 +128,11 @@ def _make_impl(
             "(module_name, from_version, to_version); to give only versions, pass them by "
             f"keyword: .register(from_version={example!r})."
         )
+    if isinstance(from_version, float) or isinstance(to_version, float):
+        raise VersionRangeError(
+            f"versions are strings: write '{from_version}' and '{to_version}' in quotes, since a "
+            "float loses digits (1.10 becomes 1.1)."
+        )
     lower = None if from_version is None else versions.parse_version(str(from_version))
     upper = None if to_version is None else versions.parse_version(str(to_version))
     if lower is not None and upper is not None and lower >= upper:
@@ -365,12 +370,16 @@ class VersionDispatcher:
         return rows
 
     def _chosen(self, rows: list[_Row]) -> Callable[..., Any]:
+        return self._chosen_row(rows).match.function  # type: ignore[union-attr]
+
+    def _chosen_row(self, rows: list[_Row]) -> _Row:
+        """The active backend's match first, then matches of family-less modules, in order."""
         matches = [r for r in rows if r.match and r.family] + [
             r for r in rows if r.match and not r.family
         ]
         if not matches:
             raise NoImplementationError(self._no_implementation_message(rows))
-        return matches[0].match.function  # type: ignore[union-attr]
+        return matches[0]
 
     def _no_implementation_message(self, rows: list[_Row]) -> str:
         situation, todo = [], []
@@ -421,10 +430,9 @@ class VersionDispatcher:
         """
         rows = self._analyse()
         try:
-            chosen = self._chosen(rows)
+            row = self._chosen_row(rows)
         except NoImplementationError as err:
             return f"Dispatch of {self._name}: no implementation can run now.\n{err}"
-        row = next(r for r in rows if r.match is not None and r.match.function is chosen)
         impl = row.match
         assert impl is not None
         if row.family is not None:
@@ -444,7 +452,7 @@ class VersionDispatcher:
                 if i is impl:
                     note = "<- runs now"
                 elif r.match is i:
-                    note = f"(also matches {r.status()}; the first match wins)"
+                    note = f"(also matches {r.status()}; the active backend, then the first match, wins)"
                 elif not r.considered:
                     note = f"({r.top} is not the active {r.family.name!r} backend)"  # type: ignore[union-attr]
                 elif r.version is None:
@@ -461,9 +469,9 @@ class VersionDispatcher:
     # -- pickling -----------------------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[str, str]]:
-        module, qualname = self.__module__, self.__qualname__
         import pickle
 
+        module, qualname = self.__module__, self.__qualname__
         if "<locals>" in qualname:
             raise pickle.PicklingError(
                 f"cannot pickle {self._name}: it is defined inside a function, so another "

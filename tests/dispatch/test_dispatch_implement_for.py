@@ -429,3 +429,23 @@ def test_bound_methods_forward_introspection():
 def test_inherited_dispatched_methods_pickle():
     class_attr = pickle.loads(pickle.dumps(helpers.SubShape.describe))
     assert class_attr is helpers.Shape.describe
+
+
+def test_float_versions_are_refused():
+    with pytest.raises(VersionRangeError, match="in quotes"):
+        implement_for("hubfake_gym", 0.26)
+
+
+def test_family_match_wins_over_a_familyless_one(fake_module):
+    fake_module("hubfake_gymnasium", "1.0")
+    fake_module("hubfake_tool", "1.0")
+
+    @implement_for("hubfake_tool")
+    def fn():
+        return "tool"
+
+    fn.register("hubfake_gymnasium")(lambda: "gymnasium")
+    assert fn() == "tool"  # no family yet: the first registered match
+    register_backend_family(BackendFamily("gym", ("hubfake_gymnasium",)))
+    assert fn() == "gymnasium"  # the active backend's implementation first
+    assert "(also matches hubfake_tool 1.0;" in fn.explain()
