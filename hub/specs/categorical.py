@@ -89,11 +89,9 @@ class Categorical(TensorSpec):
 
     def project(self, value: torch.Tensor) -> torch.Tensor:
         """Round and clamp into ``[0, n)``."""
-        if value.dtype == torch.bool:
-            return value.to(self.dtype)
         if value.is_floating_point():
             value = torch.nan_to_num(value.double()).round()
-        return value.clamp(0, self.n - 1).to(self.dtype)
+        return value.long().clamp(0, self.n - 1).to(self.dtype)
 
     def to_one_hot(self, value: torch.Tensor) -> torch.Tensor:
         """Categories -> one-hot bool tensor with a new last dim of size ``n``."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hub.specs._shapes import as_device
+from hub.specs._shapes import as_device, shape_ok
 from hub.specs._tensors import summarize_values, to_tensor
 from hub.specs.base import TensorSpec
 from hub.specs.categorical import check_discrete_dtype, check_n
@@ -141,8 +141,6 @@ class MultiCategorical(_MultiBase):
 
     def project(self, value: torch.Tensor) -> torch.Tensor:
         """Round and clamp each component into ``[0, nvec[i])``."""
-        if value.dtype == torch.bool:
-            return value.to(self.dtype)
         if value.is_floating_point():
             value = torch.nan_to_num(value.double()).round()
         value = value.long().clamp_min(0)
@@ -217,8 +215,9 @@ class MultiOneHot(_MultiBase):
         index = value if isinstance(value, torch.Tensor) else np.asarray(value)
         k = len(self._nvec)
         if (
-            index.ndim == self.ndim
-            and index.shape[-1] == k != sum(self._nvec)
+            k != sum(self._nvec)
+            and index.ndim == self.ndim
+            and shape_ok(index.shape, (*self._shape[:-1], k))
             and _is_integer(index.dtype)
         ):
             return self._scatter(to_tensor(index, torch.int64, self.device), self.dtype)

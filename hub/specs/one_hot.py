@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hub.specs._shapes import shape_ok
 from hub.specs._tensors import one_hot, to_tensor
 from hub.specs.base import TensorSpec
 from hub.specs.categorical import Categorical, check_n
@@ -42,7 +43,8 @@ class OneHot(TensorSpec):
     """``OneHot(n, shape=None, device=None, dtype=torch.bool)``: last dim is ``n``, one True.
 
     ``shape`` defaults to ``(n,)``; its last dim must be ``n``, the dims before it are batch dims.
-    An integer index (or an array of indices, one per batch element) encodes to one-hot.
+    An integer index (or an array of indices, one per batch element) encodes to one-hot
+    (when ``n > 1``; with ``n == 1`` the value is taken as one-hot already).
 
     Example:
         >>> from hub.specs import OneHot
@@ -96,7 +98,13 @@ class OneHot(TensorSpec):
 
     def _to_tensor(self, value: Any) -> torch.Tensor:
         index = value if isinstance(value, torch.Tensor) else np.asarray(value)
-        if index.ndim == self.ndim - 1 and _is_integer(index.dtype):
+        batch = self._shape[:-1]
+        if (
+            self.n > 1
+            and index.ndim == len(batch)
+            and shape_ok(index.shape, batch)
+            and _is_integer(index.dtype)
+        ):
             index = to_tensor(index, torch.int64, self.device)
             return one_hot(index, self.n, self.dtype)
         return super()._to_tensor(value)

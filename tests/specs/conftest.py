@@ -1,0 +1,10 @@
+"""Make the spec test helpers (``specs_strategies``) importable whatever the rootdir layout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = str(Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
