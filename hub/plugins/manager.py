@@ -163,9 +163,9 @@ class HubPluginManager:
                     self._loaded = True
                 finally:
                     self._loading = False
-                self._warn_failures()
             if _flag("HUB_STRICT_PLUGINS"):
                 self._raise_failures()
+            self._warn_failures()
         return self
 
     def _load_entry_points(self) -> None:
@@ -187,7 +187,8 @@ class HubPluginManager:
         allow = os.environ.get("HUB_LOAD_PLUGINS")
         if allow is None:
             return third_party
-        wanted = {_normalize(n) for n in allow.split(",") if n.strip()}
+        asked = {_normalize(n.strip()): n.strip() for n in allow.split(",") if n.strip()}
+        wanted = set(asked)
         chosen = [
             ep
             for ep in third_party
@@ -198,7 +199,7 @@ class HubPluginManager:
         }
         for name in sorted(wanted - known):
             self._fail(
-                _Record(name=name),
+                _Record(name=asked[name]),
                 None,
                 "HUB_LOAD_PLUGINS names it, but no installed third-party hub plugin has that "
                 "entry-point or distribution name",
@@ -253,9 +254,9 @@ class HubPluginManager:
         )
         with self._lock:
             self._add(plugin, record)
-            self._warn_failures()
             if record.error is not None and _flag("HUB_STRICT_PLUGINS"):
                 raise _load_error(record)
+            self._warn_failures()
         return record.info()
 
     def unregister(self, name: str) -> None:
@@ -411,6 +412,7 @@ class HubPluginManager:
 
     def plugins(self) -> list[PluginInfo]:
         """Every plugin, built-ins first, then by name; failed ones carry their ``error``."""
+        self.ensure_loaded()
         with self._lock:
             records = [*self._records.values(), *self._failed]
         records.sort(key=lambda r: (not r.builtin, r.name != "hub", r.name))
@@ -422,28 +424,34 @@ class HubPluginManager:
 
     def namespace(self, name: str) -> Namespace | None:
         """The namespace called ``name``, or ``None``."""
+        self.ensure_loaded()
         entry = self._namespaces.get(name)
         return entry[0] if entry else None
 
     def namespace_names(self) -> list[str]:
         """The names of all namespaces, sorted."""
+        self.ensure_loaded()
         return sorted(self._namespaces)
 
     def namespace_plugin(self, name: str) -> PluginInfo | None:
         """The plugin that serves the namespace ``name``."""
+        self.ensure_loaded()
         entry = self._namespaces.get(name)
         return self._records[entry[1]].info() if entry else None
 
     def spec_conversions(self) -> dict[str, SpecConversion]:
         """The spec conversions declared by plugins, keyed by dotted type name."""
+        self.ensure_loaded()
         return {key: conversion for key, (conversion, _) in self._conversions.items()}
 
     def batching_strategies(self) -> dict[str, BatchingStrategy]:
         """The batching strategies declared by plugins, by name."""
+        self.ensure_loaded()
         return {key: strategy for key, (strategy, _) in self._batching.items()}
 
     def backend_families(self) -> dict[str, Any]:
         """The backend families declared by plugins, by name."""
+        self.ensure_loaded()
         return {key: family for key, (family, _) in self._backends.items()}
 
     def env_ids(self, name: str, *, refresh: bool = False) -> tuple[str, ...]:

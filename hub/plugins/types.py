@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+_DOTTED = re.compile(r"^[A-Za-z_][^\s.:]*(\.[^\s.:]+)+$")  # local classes hold "<locals>"
 
 
 class HubPluginWarning(UserWarning):
