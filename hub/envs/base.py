@@ -392,6 +392,9 @@ class EnvBase(metaclass=_EnvMeta):
 
     # ------------------------------------------------------------------ keys
     def _compute_keys(self) -> None:
+        # bumped each time the specs are read again after a change: envs built on this one
+        # (a TransformedEnv) compare it to know when to recompute their own specs
+        self._spec_version = self.__dict__.get("_spec_version", 0) + 1
         full_action = self._input_spec["full_action_spec"]
         self._action_keys = [
             _as_key(_as_tuple(k)) for k in full_action.keys(include_nested=True, leaves_only=True)
