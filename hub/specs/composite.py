@@ -78,6 +78,14 @@ def _display(parts: tuple[str, ...]) -> str | tuple[str, ...]:
     return parts[0] if len(parts) == 1 else parts
 
 
+def _cast(spec: TensorSpec, dtype: torch.dtype) -> TensorSpec:
+    if isinstance(spec, Composite):
+        return spec.to(dtype)
+    if spec.dtype is not None and spec.dtype.is_floating_point:
+        return spec.to(dtype)
+    return spec.clone()
+
+
 class SpecKeyError(KeyError):
     """A key is not in a Composite (a ``KeyError`` whose message is not quoted)."""
 
@@ -486,9 +494,14 @@ class Composite(TensorSpec):
         return self._from_children(self._shape, {k: v.clone() for k, v in self._specs.items()})
 
     def to(self, dest: Any) -> Composite:
-        """Move every child to a device, or cast every leaf to a dtype."""
+        """Move every child to a device, or cast the floating-point leaves to a float dtype.
+
+        Integer, bool and non-tensor leaves keep their dtype when a dtype is given.
+        """
         if isinstance(dest, torch.dtype):
-            return self._from_children(self._shape, {k: v.to(dest) for k, v in self._specs.items()})
+            return self._from_children(
+                self._shape, {k: _cast(v, dest) for k, v in self._specs.items()}
+            )
         device = as_device(dest)
         out = Composite(shape=self._shape, device=device)
         out._specs = {k: v.to(device) for k, v in self._specs.items()}
