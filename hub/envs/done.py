@@ -96,7 +96,7 @@ def complete_done_flags(
             trunc = torch.zeros_like(done if done is not None else term)
             data.set(prefix + ("truncated",), trunc)
         if term is None:
-            term = done & ~trunc
+            term = done & ~trunc if done is not None else torch.zeros_like(trunc)
             data.set(prefix + ("terminated",), term)
         if done is None:
             data.set(prefix + ("done",), term | trunc)

@@ -22,6 +22,7 @@ from hub.specs import Composite, NonTensor, TensorSpec, Unbounded
 __all__ = ["step_mdp", "terminated_or_truncated", "RandomPolicy", "make_composite_from_td"]
 
 NestedKey = str | tuple[str, ...]
+_DONE_NAMES = ("done", "terminated", "truncated")
 
 
 def _keys(keys: NestedKey | Sequence[NestedKey]) -> list[NestedKey]:
@@ -42,13 +43,14 @@ def step_mdp(
     exclude_done: bool = False,
     exclude_action: bool = True,
     reward_keys: NestedKey | Sequence[NestedKey] = "reward",
-    done_keys: NestedKey | Sequence[NestedKey] = ("done", "terminated", "truncated"),
+    done_keys: NestedKey | Sequence[NestedKey] | None = None,
     action_keys: NestedKey | Sequence[NestedKey] = "action",
 ) -> TensorDictBase:
     """Build the input of the next step from a stepped tensordict.
 
     The entries under ``"next"`` move to the root (rewards dropped unless
-    ``exclude_reward=False``, done flags kept unless ``exclude_done=True``); with ``keep_other``,
+    ``exclude_reward=False``, done flags (``done_keys``, default ``done``, ``terminated`` and
+    ``truncated``) kept unless ``exclude_done=True``); with ``keep_other``,
     root entries that are not actions and not overwritten by ``"next"`` are carried over (a
     recurrent policy's state, for instance). ``next_tensordict``, when given, is filled in place.
 
@@ -66,10 +68,10 @@ def step_mdp(
     if exclude_reward:
         excluded += _keys(reward_keys)
     if exclude_done:
-        excluded += _keys(done_keys)
+        excluded += _keys(done_keys) if done_keys is not None else list(_DONE_NAMES)
     out = nxt.exclude(*excluded) if excluded else nxt.copy()
     if keep_other:
-        skip = {"next", "_reset", "_step"}
+        skip = {"next", "_reset", "_step"} | set(excluded)
         actions = set(_keys(action_keys)) if exclude_action else set()
         out_keys = set(out.keys())
         for key in tensordict.keys():
