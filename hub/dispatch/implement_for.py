@@ -32,7 +32,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import MethodType
+from types import FunctionType, MethodType
 from typing import Any, NamedTuple
 
 from packaging.version import Version
@@ -175,7 +175,8 @@ def _load_dispatcher(module: str, qualname: str) -> Any:
         obj = namespace[part] if part in namespace else getattr(obj, part)
         if isinstance(obj, (classmethod, staticmethod, MethodType)):
             obj = obj.__func__
-            obj = getattr(obj, "__dispatcher__", obj)  # a bound dispatched method's function
+        if isinstance(obj, FunctionType):  # a dispatched method stands in a class as a function
+            obj = getattr(obj, "__dispatcher__", obj)
     return obj
 
 
@@ -274,6 +275,22 @@ class VersionDispatcher:
         return fn
 
     # -- methods ------------------------------------------------------------------------------
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        """In a class, step aside for a plain function with the same hot path.
+
+        Python binds plain functions in C; a descriptor object pays for a Python-level
+        ``__get__`` on every attribute access. The function forwards ``register``, ``resolve``,
+        ``explain`` and ``implementations``, and ``__dispatcher__`` leads back here.
+        """
+        if name != self.__name__ or vars(owner).get(name) is not self:
+            return  # bound under another name too: keep the descriptor
+        replacement: Any = self._method_call
+        if self._kind == "classmethod":
+            replacement = classmethod(replacement)
+        elif self._kind == "staticmethod":
+            replacement = staticmethod(replacement)
+        setattr(owner, name, replacement)
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if self._kind == "staticmethod":

@@ -6,7 +6,6 @@ import inspect
 import pickle
 import threading
 
-import dispatch_helpers as helpers
 import numpy
 import pytest
 
@@ -21,6 +20,8 @@ from hub.dispatch import (
 )
 from hub.dispatch.versions import VersionRangeError
 from hub.errors import HubError, ImplementationConflictError, NoImplementationError
+
+from . import dispatch_helpers as helpers
 
 
 def _split_at_026():
@@ -247,7 +248,7 @@ def test_explain_says_which_runs_and_why(fake_module):
     fake_module("hubfake_gym", "0.26.0rc1")
     text = _split_at_026().explain()
     first_line = text.splitlines()[0]
-    assert first_line.startswith("Dispatch of test_dispatch_implement_for._split_at_026.")
+    assert first_line.startswith(f"Dispatch of {__name__}._split_at_026.")
     assert "the implementation for hubfake_gym <0.26.0 runs" in first_line
     assert "belongs to no backend family" in text
     assert "hubfake_gym is 0.26.0rc1 (from hubfake_gym.__version__)" in text
@@ -341,7 +342,10 @@ def test_methods_on_classes():
     assert shape.describe() == "shape 3"  # numpy 2 is installed
     assert helpers.Shape.describe(shape) == "shape 3"
     assert helpers.Shape.kind() == "Shape" and shape.kind() == "Shape"
-    assert isinstance(vars(helpers.Shape)["describe"], VersionDispatcher)
+    # in a class the dispatcher stands as a plain function (bound in C) that leads back to it
+    in_class = vars(helpers.Shape)["describe"]
+    assert isinstance(in_class.__dispatcher__, VersionDispatcher)
+    assert in_class.__qualname__ == "Shape.describe"
 
 
 def test_classmethod_and_staticmethod_under_implement_for():
@@ -401,7 +405,9 @@ def test_pickle_round_trip_is_the_same_object():
     fn = helpers.numpy_generation
     assert pickle.loads(pickle.dumps(fn)) is fn
     assert pickle.loads(pickle.dumps(helpers.array_library)) is helpers.array_library
-    assert pickle.loads(pickle.dumps(vars(helpers.Shape)["describe"])) is helpers.Shape.describe
+    assert pickle.loads(pickle.dumps(helpers.Shape.describe)) is helpers.Shape.describe
+    dispatcher = helpers.Shape.describe.__dispatcher__
+    assert pickle.loads(pickle.dumps(dispatcher)) is dispatcher
     assert pickle.loads(pickle.dumps(helpers.Shape.kind))() == "Shape"
     assert fn() == f"numpy {numpy.__version__[0]}" or fn() == "numpy 2 or later"
 
@@ -418,8 +424,9 @@ def test_local_functions_refuse_to_pickle_clearly():
 def test_bound_methods_forward_introspection():
     shape = helpers.Shape(2)
     bound = shape.describe
-    assert bound.__func__.__dispatcher__ is helpers.Shape.describe
-    assert bound.resolve() is helpers.Shape.describe.resolve()
+    assert bound.__func__ is helpers.Shape.describe
+    dispatcher = helpers.Shape.describe.__dispatcher__
+    assert bound.resolve() is dispatcher.resolve()
     assert "the implementation for numpy >=2.0 runs" in bound.explain()
     assert [i.range for i in bound.implementations] == ["<2.0", ">=2.0"]
     assert str(inspect.signature(bound)) == "() -> 'str'"
@@ -449,3 +456,30 @@ def test_family_match_wins_over_a_familyless_one(fake_module):
     register_backend_family(BackendFamily("gym", ("hubfake_gymnasium",)))
     assert fn() == "gymnasium"  # the active backend's implementation first
     assert "(also matches hubfake_tool 1.0;" in fn.explain()
+
+
+def test_register_after_the_class_is_built():
+    class Env:
+        @implement_for("numpy", None, "1.0")
+        def step(self):
+            return "ancient"
+
+    assert not isinstance(vars(Env)["step"], VersionDispatcher)
+
+    @Env.step.register(from_version="1.0")
+    def _(self):
+        return "modern"
+
+    assert Env().step() == "modern"
+    assert [i.range for i in Env.step.implementations] == ["<1.0", ">=1.0"]
+
+
+def test_a_dispatcher_bound_under_two_names_stays_a_descriptor():
+    @implement_for("numpy")
+    def shared(self):
+        return type(self).__name__
+
+    class A:
+        alias = shared
+
+    assert vars(A)["alias"] is shared and A().alias() == "A"

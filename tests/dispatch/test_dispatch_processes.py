@@ -6,10 +6,11 @@ import multiprocessing
 import pickle
 from concurrent.futures import ProcessPoolExecutor
 
-import dispatch_helpers as helpers
 import pytest
 
 from hub.dispatch import backend_state, register_backend_family, set_backend
+
+from . import dispatch_helpers as helpers
 
 
 @pytest.fixture(scope="module")
