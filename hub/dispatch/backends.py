@@ -312,8 +312,9 @@ class set_backend:  # noqa: N801 - used like a function, as a context manager or
     """Make ``backend`` the active member of ``family``: a context manager and a decorator.
 
     As a context manager it sets the backend until the block ends, for this thread or task
-    only. As a decorator it sets it for each call of the decorated function (coroutine
-    functions included). ``backend`` is a module name or a module object.
+    only. As a decorator it sets it for each call of the decorated function (for a coroutine
+    function, while it runs; for a generator function, during each of its steps). ``backend``
+    is a module name or a module object.
 
     Example:
         >>> import json, pickle
@@ -375,6 +376,33 @@ class set_backend:  # noqa: N801 - used like a function, as a context manager or
                     _ACTIVE.reset(token)
 
             return async_wrapper  # type: ignore[return-value]
+
+        if inspect.isgeneratorfunction(fn):
+
+            @functools.wraps(fn)
+            def generator_wrapper(*args: Any, **kwargs: Any) -> Any:
+                # Each step of the generator runs under the backend; between steps the
+                # consumer's own choice is in force.
+                gen = fn(*args, **kwargs)
+                sent: Any = None
+                thrown: BaseException | None = None
+                while True:
+                    token = self._set()
+                    try:
+                        item = gen.send(sent) if thrown is None else gen.throw(thrown)
+                    except StopIteration as stop:
+                        return stop.value
+                    finally:
+                        _ACTIVE.reset(token)
+                    try:
+                        sent, thrown = (yield item), None
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    except BaseException as err:  # thrown in by the consumer: pass it on
+                        sent, thrown = None, err
+
+            return generator_wrapper  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

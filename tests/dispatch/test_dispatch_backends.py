@@ -312,3 +312,31 @@ def test_restore_checks_its_input(gym_pair):
     restore_backend_state({"gym": "numpy", "unknown-family": "x"})  # checked when used
     with pytest.raises(BackendError, match="restored from the parent process is 'numpy'"):
         active_backend("gym")
+
+
+def test_set_gym_backend_decorates_generators(gym_pair, spaces_type):
+    @set_gym_backend("hubfake_gym")
+    def steps(n):
+        for _ in range(n):
+            received = yield spaces_type()
+            assert received in (None, "ping")
+        return "done"
+
+    gen = steps(3)
+    assert next(gen) == "gym"
+    assert spaces_type() == "gymnasium"  # between steps the consumer's choice holds
+    assert gen.send("ping") == "gym"
+    assert list(gen) == ["gym"]
+
+    def drive():
+        return (yield from steps(2))
+
+    assert list(drive()) == ["gym", "gym"]
+    gen = steps(5)
+    next(gen)
+    with pytest.raises(ValueError):
+        gen.throw(ValueError("from the consumer"))
+    gen = steps(5)
+    next(gen)
+    gen.close()
+    assert active_backend("gym") == "hubfake_gymnasium"
