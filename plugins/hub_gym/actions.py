@@ -1,0 +1,110 @@
+"""Action readers: hub action tensors -> what a gym/gymnasium env's ``step`` takes.
+
+:func:`make_action_reader` is built once per action space and spec: one-hot vectors become
+integers (plus the space's ``start``), Box actions become float arrays of the space's shape,
+``Dict``/``Tuple`` actions become dicts/tuples of their parts.
+
+Example:
+    >>> import gymnasium as gym, hub, torch
+    >>> space = gym.spaces.Discrete(3)
+    >>> read = make_action_reader(space, hub.convert_spec(space))
+    >>> read(torch.tensor([False, False, True]))
+    2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from hub.specs import Categorical, Composite, MultiOneHot, OneHot, TensorSpec
+
+__all__ = ["make_action_reader", "ActionReader"]
+
+ActionReader = Callable[[Any], Any]
+
+
+def _numpy(value: torch.Tensor) -> np.ndarray:
+    if value.requires_grad or value.device.type != "cpu":
+        value = value.detach().cpu()
+    return value.numpy()
+
+
+def make_action_reader(space: Any, spec: TensorSpec, batch_ndim: int = 0) -> ActionReader:
+    """A function from a hub action (tensor or TensorDict) to the env's action.
+
+    ``batch_ndim`` leading dims of ``spec`` are batch dims (1 for vector envs): the reader then
+    returns batched arrays.
+    """
+    kind = type(space).__name__
+    if isinstance(spec, Composite):
+        return _container_reader(space, spec, kind, batch_ndim)
+    if kind == "Discrete":
+        return _discrete_reader(spec, int(getattr(space, "start", 0)), batch_ndim > 0)
+    if isinstance(spec, MultiOneHot):
+
+        def read_multi_one_hot(value: torch.Tensor) -> np.ndarray:
+            return _numpy(spec.to_categorical(value))
+
+        return read_multi_one_hot
+    shape = tuple(spec.shape[:batch_ndim]) + tuple(space.shape)
+    np_dtype = getattr(space, "dtype", None)
+
+    def read_array(value: torch.Tensor) -> np.ndarray:
+        array = _numpy(value)
+        if array.shape != shape:
+            array = array.reshape(shape)
+        if np_dtype is not None and array.dtype != np_dtype:
+            array = array.astype(np_dtype)
+        return array
+
+    return read_array
+
+
+def _discrete_reader(spec: TensorSpec, start: int, batched: bool) -> ActionReader:
+    one_hot = isinstance(spec, OneHot)
+    if batched:
+
+        def read_batch(value: torch.Tensor) -> np.ndarray:
+            index = value.byte().argmax(-1) if one_hot else value
+            array = _numpy(index).astype(np.int64)
+            return array + start if start else array
+
+        return read_batch
+    if one_hot:
+
+        def read_one_hot(value: torch.Tensor) -> int:
+            return int(value.byte().argmax()) + start
+
+        return read_one_hot
+    assert isinstance(spec, Categorical)
+
+    def read_index(value: torch.Tensor) -> int:
+        return int(value) + start
+
+    return read_index
+
+
+def _container_reader(space: Any, spec: Composite, kind: str, batch_ndim: int) -> ActionReader:
+    if kind == "Dict":
+        parts = [
+            (str(k), make_action_reader(s, spec[str(k)], batch_ndim))
+            for k, s in space.spaces.items()
+        ]
+
+        def read_dict(value: Any) -> dict[str, Any]:
+            return {name: read(value.get(name)) for name, read in parts}
+
+        return read_dict
+    parts = [
+        (str(i), make_action_reader(s, spec[str(i)], batch_ndim))
+        for i, s in enumerate(space.spaces)
+    ]
+
+    def read_tuple(value: Any) -> tuple:
+        return tuple(read(value.get(name)) for name, read in parts)
+
+    return read_tuple

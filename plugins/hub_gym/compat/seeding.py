@@ -1,0 +1,35 @@
+"""How to seed an env: ``env.reset(seed=...)`` (gym >= 0.22, gymnasium) or ``env.seed(...)``.
+
+Example:
+    >>> import hub
+    >>> from hub_gym.compat.seeding import seed_env
+    >>> seed_env.implementations[0].range
+    'any version'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hub
+
+__all__ = ["seed_env"]
+
+
+@hub.implement_for("gymnasium")
+def seed_env(env: Any, seed: int | None) -> Any:
+    """Reset with ``seed`` (gymnasium has no ``env.seed``); returns the reset output."""
+    return env.reset(seed=seed)
+
+
+@seed_env.register("gym", "0.22")
+def _(env: Any, seed: int | None) -> Any:
+    """Reset with ``seed`` (gym >= 0.22; ``env.seed`` is deprecated, then gone in 0.26)."""
+    return env.reset(seed=seed)
+
+
+@seed_env.register("gym", None, "0.22")
+def _(env: Any, seed: int | None) -> Any:
+    """gym < 0.22: ``reset`` takes no seed; ``env.seed`` seeds the next reset."""
+    env.seed(seed)
+    return env.reset()

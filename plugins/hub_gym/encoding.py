@@ -1,0 +1,159 @@
+"""Encoders: gym/gymnasium values -> hub tensors, built once per space and spec.
+
+:func:`make_encoder` returns the fastest function for a (space, spec) pair: a copy into a
+tensor of the right dtype and shape for ``Box`` values, a one-hot lookup for ``Discrete``, and
+recursive encoders for ``Dict`` and ``Tuple``. Values are always copied: gym envs may reuse
+their output arrays.
+
+Example:
+    >>> import gymnasium as gym, hub
+    >>> space = gym.spaces.Box(-1.0, 1.0, shape=(2,))
+    >>> encode = make_encoder(space, hub.convert_spec(space))
+    >>> encode(space.low)
+    tensor([-1., -1.])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import TensorDict
+
+from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
+
+__all__ = ["make_encoder", "make_observation_encoder", "array_encoder", "Encoder"]
+
+Encoder = Callable[[Any], Any]
+
+
+def _space_kind(space: Any) -> str:
+    return type(space).__name__
+
+
+def make_encoder(space: Any, spec: TensorSpec) -> Encoder:
+    """A function that turns one value of ``space`` (batched like ``spec``) into a hub value."""
+    kind = _space_kind(space)
+    if isinstance(spec, Composite) and kind in ("Dict", "Tuple"):
+        return _container_encoder(space, spec, kind)
+    if isinstance(spec, (Bounded, Unbounded)) and kind == "Box" and -1 not in spec.shape:
+        return array_encoder(spec)
+    if isinstance(spec, (OneHot, Categorical)) and kind == "Discrete":
+        return _discrete_encoder(spec, int(getattr(space, "start", 0)))
+    if kind == "Sequence" and not isinstance(spec, NonTensor):
+        return _sequence_encoder(spec)
+    return spec.encode
+
+
+def array_encoder(spec: TensorSpec) -> Encoder:
+    """Copy a numeric array (or number) into a tensor of ``spec``'s dtype, shape and device.
+
+    Example:
+        >>> import torch
+        >>> array_encoder(Unbounded((1,)))(2.0)
+        tensor([2.])
+    """
+    dtype = spec.dtype
+    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+    shape = spec.shape
+    device = spec.device
+
+    def encode(value: Any) -> torch.Tensor:
+        tensor = torch.from_numpy(np.array(value, dtype=np_dtype))  # np.array copies
+        if tensor.shape != shape:
+            tensor = tensor.reshape(shape)
+        return tensor if device is None else tensor.to(device)
+
+    return encode
+
+
+def _discrete_encoder(spec: OneHot | Categorical, start: int) -> Encoder:
+    shape = spec.shape
+    device = spec.device
+    if isinstance(spec, Categorical):
+
+        def encode_index(value: Any) -> torch.Tensor:
+            tensor = torch.as_tensor(np.asarray(value, dtype=np.int64) - start, device=device)
+            return tensor.reshape(shape)
+
+        return encode_index
+    eye = torch.eye(spec.n, dtype=spec.dtype, device=device)
+
+    def encode_one_hot(value: Any) -> torch.Tensor:
+        index = torch.as_tensor(np.asarray(value, dtype=np.int64) - start).reshape(shape[:-1])
+        return eye[index.to(eye.device)]  # advanced indexing copies
+
+    return encode_one_hot
+
+
+def _sequence_encoder(spec: TensorSpec) -> Encoder:
+    event_shape = tuple(spec.shape[1:])
+
+    def encode(value: Any) -> torch.Tensor:
+        items = list(value) if not isinstance(value, np.ndarray) else value
+        if len(items) == 0:
+            array = np.zeros((0, *event_shape))
+        else:
+            array = np.stack([np.asarray(v) for v in items])
+        return spec.encode(array.reshape((-1, *event_shape)))
+
+    return encode
+
+
+def _container_encoder(space: Any, spec: Composite, kind: str) -> Encoder:
+    if kind == "Dict":
+        names = [str(k) for k in space.spaces]
+        subspaces = list(space.spaces.values())
+    else:
+        names = [str(i) for i in range(len(space.spaces))]
+        subspaces = list(space.spaces)
+    children = [(name, make_encoder(sub, spec[name])) for name, sub in zip(names, subspaces)]
+    batch_size = spec.shape
+    device = spec.device
+
+    def encode(value: Any) -> TensorDict:
+        items = value.values() if kind == "Dict" else value
+        if kind == "Dict":
+            items = [value[name] for name, _ in children]
+        data = {name: enc(item) for (name, enc), item in zip(children, items)}
+        return TensorDict(data, batch_size=batch_size, device=device)
+
+    return encode
+
+
+def make_observation_encoder(space: Any, spec: Composite) -> Callable[[Any], dict[str, Any]]:
+    """A function from one observation of ``space`` to a dict of hub entries (keys of ``spec``).
+
+    A ``Dict`` space gives one entry per key, a ``Tuple`` one per position (``"0"``, ...),
+    anything else the single entry ``"observation"``.
+
+    Example:
+        >>> import gymnasium as gym, hub
+        >>> space = gym.spaces.Discrete(2)
+        >>> spec = hub.specs.Composite(observation=hub.convert_spec(space))
+        >>> make_observation_encoder(space, spec)(1)
+        {'observation': tensor([False,  True])}
+    """
+    kind = _space_kind(space)
+    if kind == "Dict":
+        keyed = [(str(k), make_encoder(s, spec[str(k)])) for k, s in space.spaces.items()]
+
+        def encode_dict(obs: Any) -> dict[str, Any]:
+            return {key: encode(obs[key]) for key, encode in keyed}
+
+        return encode_dict
+    if kind == "Tuple":
+        indexed = [(str(i), make_encoder(s, spec[str(i)])) for i, s in enumerate(space.spaces)]
+
+        def encode_tuple(obs: Any) -> dict[str, Any]:
+            return {key: encode(value) for (key, encode), value in zip(indexed, obs)}
+
+        return encode_tuple
+    encode_one = make_encoder(space, spec["observation"])
+
+    def encode_single(obs: Any) -> dict[str, Any]:
+        return {"observation": encode_one(obs)}
+
+    return encode_single

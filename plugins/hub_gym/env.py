@@ -1,0 +1,397 @@
+"""``GymWrapper`` and ``GymEnv``: gym and gymnasium envs (single or vector) as hub envs.
+
+``GymWrapper(env)`` wraps an env object (a ``gymnasium.Env``, a ``gym.Env``, or a vector env of
+either); ``GymEnv("CartPole-v1")`` makes one with the active gym backend
+(:func:`hub.set_gym_backend`). The version differences are resolved once, when the env is
+built (:mod:`hub_gym.compat`), so the step path holds no version check and keeps working with
+the backend it was built with.
+
+Example:
+    >>> import hub
+    >>> from hub_gym import GymEnv
+    >>> env = GymEnv("CartPole-v1", categorical_action_encoding=True)
+    >>> env.action_spec
+    Categorical(shape=[], dtype=int64, n=2)
+    >>> env.rollout(3).batch_size
+    torch.Size([3])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+import hub
+from hub.specs import Bounded, Composite, Unbounded
+from hub_gym.actions import make_action_reader
+from hub_gym.compat import Compat, resolve_compat
+from hub_gym.compat.make import import_env_package
+from hub_gym.detect import backend_of, is_vector_env
+from hub_gym.encoding import array_encoder, make_observation_encoder
+from hub_gym.info import InfoDictReader
+
+__all__ = ["GymWrapper", "GymEnv"]
+
+_CONTAINERS = ("Dict", "Tuple")
+
+
+class GymWrapper(hub.GymLikeEnv):
+    """A gym or gymnasium env object (single or vector) as a hub env.
+
+    Args:
+        env: the env object. A vector env gives batch size ``[num_envs]`` and has its autoreset
+            mode normalised to hub's (see ``docs/gym.md``).
+
+    Keyword Args:
+        categorical_action_encoding: ``Discrete`` spaces give ``Categorical`` specs (integers)
+            instead of ``OneHot`` (default ``False``, as TorchRL).
+        from_pixels: add a ``"pixels"`` observation from ``env.render()`` (the env must have
+            been made to render RGB frames; :class:`GymEnv` does that for you).
+        pixels_only: with ``from_pixels``, keep only ``"pixels"``.
+        frame_skip: repeat each action this many times, summing rewards, stopping at an
+            episode's end.
+        device, batch_size, checks, ...: the :class:`hub.EnvBase` arguments.
+
+    Example:
+        >>> import gymnasium
+        >>> from hub_gym import GymWrapper
+        >>> env = GymWrapper(gymnasium.make("Pendulum-v1"))
+        >>> env.observation_spec["observation"].shape
+        torch.Size([3])
+    """
+
+    def __init__(
+        self,
+        env: Any = None,
+        *,
+        categorical_action_encoding: bool = False,
+        from_pixels: bool = False,
+        pixels_only: bool = False,
+        frame_skip: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        if pixels_only and not from_pixels:
+            raise ValueError("pixels_only=True needs from_pixels=True.")
+        self.categorical_action_encoding = categorical_action_encoding
+        self.from_pixels = from_pixels
+        self.pixels_only = pixels_only
+        if env is not None:
+            self._compat = resolve_compat(backend_of(env))
+            if is_vector_env(env):
+                kwargs.setdefault("batch_size", (int(env.num_envs),))
+        super().__init__(env, frame_skip=frame_skip, **kwargs)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def backend(self) -> str:
+        """``"gymnasium"`` or ``"gym"``: the library of the wrapped env."""
+        return self._compat.backend
+
+    @property
+    def compat(self) -> Compat:
+        """The version-dispatched functions this env runs (resolved when it was built)."""
+        return self._compat
+
+    @property
+    def is_vector(self) -> bool:
+        """Whether the wrapped env is a vector env (batch size ``[num_envs]``)."""
+        return self._vector is not None
+
+    @property
+    def autoreset_mode(self) -> str | None:
+        """The wrapped vector env's own autoreset mode (``"same_step"``, ``"next_step"``,
+        ``"disabled"``); hub's semantic is the same in every case. ``None`` for single envs."""
+        return self._vector.mode if self._vector is not None else None
+
+    # ------------------------------------------------------------------ specs
+    def _make_specs(self, env: Any) -> None:
+        vector = is_vector_env(env)
+        obs_space = env.single_observation_space if vector else env.observation_space
+        act_space = env.single_action_space if vector else env.action_space
+        batch = self.batch_size
+        convert = {
+            "batch_size": batch,
+            "device": self.device,
+            "categorical_action_encoding": self.categorical_action_encoding,
+        }
+        obs_spec = hub.convert_spec(obs_space, **convert)
+        if type(obs_space).__name__ in _CONTAINERS:
+            observations = obs_spec.clone()
+        else:
+            observations = Composite(observation=obs_spec, shape=batch, device=self.device)
+        if self.from_pixels:
+            if vector:
+                raise hub.errors.HubError(
+                    "from_pixels is supported for single gym envs only. For pixels from several "
+                    "envs, batch single envs: hub.make_env(uri, num_envs=N, batching='serial' or "
+                    "'parallel', from_pixels=True)."
+                )
+            frame = np.asarray(self._render(env, reset=True))
+            pixels = Bounded(0, 255, shape=frame.shape, device=self.device, dtype=torch.uint8)
+            if self.pixels_only:
+                observations = Composite(shape=batch, device=self.device)
+            observations["pixels"] = pixels
+        self.observation_spec = observations
+        action_spec = hub.convert_spec(act_space, **convert)
+        self._action_is_container = isinstance(action_spec, Composite)
+        if self._action_is_container:
+            self.full_action_spec = Composite(action=action_spec, shape=batch, device=self.device)
+        else:
+            self.action_spec = action_spec
+        self.reward_spec = Unbounded((*batch, 1), device=self.device, dtype=torch.float32)
+        self._obs_space, self._act_space = obs_space, act_space
+
+    def _render(self, env: Any, reset: bool = False) -> Any:
+        if reset:
+            self._compat.reset_output(env.reset())
+        frame = self._compat.render_frame(env)
+        if frame is None:
+            raise hub.errors.HubError(
+                f"{type(env).__name__}.render() returned None: the env was not made to render "
+                'RGB frames. Make it with render_mode="rgb_array" (gymnasium, gym >= 0.26), or '
+                "use GymEnv(..., from_pixels=True), which does it for you."
+            )
+        return frame
+
+    def _init_env(self) -> None:
+        self._ensure_default_specs()
+        self._compute_keys()
+        spec = self.full_observation_spec
+        base_obs = spec.clone()
+        if self.from_pixels:
+            del base_obs["pixels"]
+            self._pixel_encode = array_encoder(spec["pixels"])
+        self._encode_obs_fn = (
+            None if self.pixels_only else make_observation_encoder(self._obs_space, base_obs)
+        )
+        batch_ndim = len(self.batch_size)
+        action_spec = self.full_action_spec["action"]
+        self._action_reader = make_action_reader(self._act_space, action_spec, batch_ndim)
+        self._action_key = "action"
+        self._vector = None
+        if is_vector_env(self._env):
+            from hub_gym.vector import VectorRunner
+
+            single = base_obs[0] if not self.pixels_only else None
+            self._vector = VectorRunner(self, single)
+        self._false = torch.zeros(1, dtype=torch.bool, device=self.device)
+        self._true = torch.ones(1, dtype=torch.bool, device=self.device)
+
+    # ------------------------------------------------------------------ readers
+    def read_action(self, action: Any) -> Any:
+        """The env's action for a hub action (see :mod:`hub_gym.actions`)."""
+        return self._action_reader(action)
+
+    def read_obs(self, observation: Any) -> dict[str, Any]:
+        """Hub observation entries (tensors) for one observation of the env."""
+        return self._encode_obs_fn(observation) if self._encode_obs_fn is not None else {}
+
+    def _output_transform(self, step_output: tuple) -> tuple[Any, Any, Any, Any, Any, dict]:
+        obs, reward, terminated, truncated, info = self._compat.step_output(step_output)
+        return obs, reward, terminated, truncated, None, info
+
+    def _reset_output_transform(self, reset_output: Any) -> tuple[Any, dict]:
+        return self._compat.reset_output(reset_output)
+
+    def set_info_dict_reader(self, reader: Any = None) -> GymWrapper:
+        """Add a reader of ``info`` entries; an :class:`~hub_gym.InfoDictReader`'s entries are
+        added to the observation spec (inferred from the env's info dicts when not given).
+
+        Example:
+            >>> from hub_gym import GymEnv, InfoDictReader
+            >>> env = GymEnv("CartPole-v1")
+            >>> env.set_info_dict_reader(InfoDictReader(["x"], spec={"x": hub.specs.Unbounded((1,))})).observation_spec["x"].shape
+            torch.Size([1])
+        """
+        if isinstance(reader, InfoDictReader):
+            infos = None if reader._spec is not None else self._example_infos()
+            info_spec = reader.bind(self.batch_size, infos)
+            observations = self.full_observation_spec.clone()
+            for key, spec in info_spec.items():
+                observations[key] = spec
+            self.observation_spec = observations
+        return super().set_info_dict_reader(reader)
+
+    def _example_infos(self) -> list[Any]:
+        """The info dicts of a reset and one random step (then a reset again)."""
+        env = self._env
+        _, info0 = self._compat.reset_output(env.reset())
+        space = env.action_space
+        step = self._compat.vector_step_output if self.is_vector else self._compat.step_output
+        info1 = step(env.step(space.sample()))[-1]
+        self.reset()
+        infos = [info0, info1]
+        return [i for i in infos if i]
+
+    # ------------------------------------------------------------------ the contract
+    def _set_seed(self, seed: int | None) -> None:
+        if self._vector is not None:
+            self._vector.seed(seed)
+            return
+        self._compat.seed_env(self._env, seed)
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        if self._vector is not None:
+            return self._vector.reset(tensordict, kwargs)
+        obs, info = self._compat.reset_output(self._env.reset(**kwargs))
+        out = self.read_obs(obs)
+        if self.from_pixels:
+            out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
+        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
+        for reader in self._info_readers:
+            reader(info, td)
+        return td
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        if self._vector is not None:
+            return self._vector.step(tensordict)
+        action = self._action_reader(tensordict.get(self._action_key))
+        env_step = self._env.step
+        step_output = self._compat.step_output
+        obs, reward, terminated, truncated, info = step_output(env_step(action))
+        if self.frame_skip > 1:
+            reward = float(reward)
+            for _ in range(self.frame_skip - 1):
+                if terminated or truncated:
+                    break
+                obs, more, terminated, truncated, info = step_output(env_step(action))
+                reward += float(more)
+        out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
+        if self.from_pixels:
+            out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
+        out["reward"] = torch.tensor((float(reward),), dtype=torch.float32, device=self.device)
+        out["terminated"] = (self._true if terminated else self._false).clone()
+        out["truncated"] = (self._true if truncated else self._false).clone()
+        out["done"] = (self._true if terminated or truncated else self._false).clone()
+        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
+        for reader in self._info_readers:
+            reader(info, td)
+        return td
+
+
+class GymEnv(GymWrapper):
+    """Make a gym or gymnasium env by id, with the active gym backend.
+
+    Args:
+        env_name: the registered id (``"CartPole-v1"``, ``"ALE/Pong-v5"`` when ale-py is
+            installed).
+
+    Keyword Args:
+        num_envs: make one vector env of that many sub-envs (batch size ``[num_envs]``).
+        vectorization: ``"sync"`` (default) or ``"async"`` (sub-envs in processes) for
+            ``num_envs``.
+        from_pixels, pixels_only, frame_skip, categorical_action_encoding: as
+            :class:`GymWrapper`; ``from_pixels`` makes the env with the render mode that gives
+            RGB frames.
+        device, checks, ...: the :class:`hub.EnvBase` arguments.
+        **make_kwargs: passed to the backend's ``make`` (e.g. ``max_episode_steps``).
+
+    Example:
+        >>> import hub
+        >>> from hub_gym import GymEnv
+        >>> with hub.set_gym_backend("gymnasium"):
+        ...     env = GymEnv("Pendulum-v1", num_envs=2)
+        >>> env.batch_size, env.backend
+        (torch.Size([2]), 'gymnasium')
+    """
+
+    def __init__(
+        self,
+        env_name: str,
+        *,
+        num_envs: int | None = None,
+        vectorization: str = "sync",
+        from_pixels: bool = False,
+        pixels_only: bool = False,
+        frame_skip: int = 1,
+        categorical_action_encoding: bool = False,
+        device: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if vectorization not in ("sync", "async"):
+            raise ValueError(f"vectorization must be 'sync' or 'async', got {vectorization!r}.")
+        if num_envs is not None and (isinstance(num_envs, bool) or int(num_envs) < 1):
+            raise ValueError(f"num_envs must be a positive int or None, got {num_envs!r}.")
+        self.env_name = env_name
+        self.num_envs = num_envs
+        self.vectorization = vectorization
+        self._compat = resolve_compat()
+        base = {k: kwargs.pop(k) for k in _BASE_KWARGS if k in kwargs}
+        if num_envs is not None:
+            base["batch_size"] = (int(num_envs),)
+        self._make_kwargs = kwargs
+        self.from_pixels = from_pixels
+        super().__init__(
+            None,
+            categorical_action_encoding=categorical_action_encoding,
+            from_pixels=from_pixels,
+            pixels_only=pixels_only,
+            frame_skip=frame_skip,
+            device=device,
+            **base,
+        )
+
+    def _build_env(self, **kwargs: Any) -> Any:
+        compat = self._compat
+        make_kwargs = {**compat.default_make_kwargs(), **self._make_kwargs}
+        if self.from_pixels:
+            make_kwargs = {**compat.pixel_make_kwargs(), **make_kwargs}
+        import_env_package(self.env_name)
+        backend = compat.module
+        self._check_env_name(backend)
+        if self.num_envs is None:
+            return backend.make(self.env_name, **make_kwargs)
+        if compat.built_autoreset_mode() == "next_step" and self.vectorization == "async":
+            raise hub.errors.HubError(
+                f"{compat.backend} {compat.version} vector envs reset a finished sub-env on the "
+                "next step, and its AsyncVectorEnv cannot reset one sub-env alone, so hub cannot "
+                "give correct data from it. Use vectorization='sync', hub's ParallelEnv "
+                "(hub.make_env(uri, num_envs=N, batching='parallel')), or gymnasium >= 1.1."
+            )
+        name, make = self.env_name, backend.make
+
+        def make_one() -> Any:
+            return make(name, **make_kwargs)
+
+        cls = backend.vector.SyncVectorEnv
+        if self.vectorization == "async":
+            cls = backend.vector.AsyncVectorEnv
+        return cls([make_one] * int(self.num_envs), **compat.vector_kwargs())
+
+    def _check_env_name(self, backend: Any) -> None:
+        ids = self._compat.list_env_ids(backend)
+        if self.env_name in ids:
+            return
+        import difflib
+
+        close = difflib.get_close_matches(self.env_name, ids, n=5)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        extra = ""
+        if self.env_name.startswith("ALE/"):
+            extra = ' Atari envs need ale-py: pip install "ale-py".'
+        raise hub.errors.UnknownEnvError(
+            f"{self._compat.backend} {self._compat.version} has no env {self.env_name!r}.{hint}"
+            f"{extra}",
+            env_id=self.env_name,
+            suggestions=tuple(close),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"GymEnv(env_name={self.env_name!r}, backend={self._compat.backend} "
+            f"{self._compat.version}, batch_size={list(self.batch_size)}, "
+            f"device={self.device or 'cpu'})"
+        )
+
+
+_BASE_KWARGS = (
+    "batch_size",
+    "checks",
+    "spec_locked",
+    "auto_reset",
+    "auto_reset_replace",
+    "allow_done_after_reset",
+)

@@ -1,0 +1,112 @@
+"""The plugin module (entry point ``gym = "hub_gym.plugin"``): namespaces, conversions, family.
+
+* namespaces ``gymnasium:`` and ``gym:``: ``hub.make_env("gymnasium:CartPole-v1", num_envs=4)``
+  builds a :class:`~hub_gym.GymEnv` with that backend (``num_envs`` gives one gymnasium/gym
+  vector env, natively batched);
+* spec conversions for every ``gymnasium.spaces`` and ``gym.spaces`` class hub knows, keyed by
+  dotted names so that nothing is imported to declare them;
+* the backend family ``"gym"`` with candidates ``gymnasium`` and ``gym``, which
+  :func:`hub.set_gym_backend` chooses between.
+
+Importing this module imports neither gym nor gymnasium.
+
+Example:
+    >>> [ns.name for ns in hub_namespaces()]
+    ['gymnasium', 'gym']
+    >>> "gym.spaces.Box" in [c.type_name for c in hub_spec_conversions()]
+    True
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import hub
+
+__all__ = ["hub_namespaces", "hub_spec_conversions", "hub_backends", "make", "list_envs"]
+
+BACKENDS = ("gymnasium", "gym")
+
+# space class name (in ``<backend>.spaces``) -> name of its converter in hub_gym.spaces
+SPACE_CONVERTERS = {
+    "Box": "box_to_spec",
+    "Discrete": "discrete_to_spec",
+    "MultiDiscrete": "multi_discrete_to_spec",
+    "MultiBinary": "multi_binary_to_spec",
+    "Dict": "dict_to_spec",
+    "Tuple": "tuple_to_spec",
+    "Text": "text_to_spec",
+    "Sequence": "sequence_to_spec",
+    "Graph": "non_tensor_to_spec",
+    "OneOf": "non_tensor_to_spec",
+}
+
+
+def make(backend: str, env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase:
+    """Build ``env_id`` with ``backend`` active (``num_envs``: one vector env of that size).
+
+    Example:
+        >>> make("gymnasium", "Pendulum-v1").batch_size
+        torch.Size([])
+    """
+    from hub_gym.env import GymEnv
+
+    with hub.set_gym_backend(backend):
+        return GymEnv(env_id, num_envs=num_envs, **kwargs)
+
+
+def list_envs(backend: str) -> list[str]:
+    """The ids registered with ``backend``.
+
+    Example:
+        >>> "CartPole-v1" in list_envs("gymnasium")
+        True
+    """
+    from hub_gym.compat import resolve_compat
+
+    compat = resolve_compat(backend)
+    return sorted(compat.list_env_ids(compat.module))
+
+
+def _convert(name: str, space: Any, **kwargs: Any) -> Any:
+    from hub_gym import spaces
+
+    return getattr(spaces, name)(space, **kwargs)
+
+
+@hub.hookimpl
+def hub_namespaces() -> list[hub.Namespace]:
+    """``gymnasium:`` and ``gym:``."""
+    return [
+        hub.Namespace(
+            backend,
+            make=partial(make, backend),
+            list_envs=partial(list_envs, backend),
+            native_batching=True,
+            extra=backend,
+            requires=(backend,),
+            description=f"the envs registered with {backend} (vector envs for num_envs=N)",
+        )
+        for backend in BACKENDS
+    ]
+
+
+@hub.hookimpl
+def hub_spec_conversions() -> list[hub.SpecConversion]:
+    """Converters for ``gymnasium.spaces.*`` and ``gym.spaces.*``."""
+    return [
+        hub.SpecConversion(f"{backend}.spaces.{cls}", convert=partial(_convert, converter))
+        for backend in BACKENDS
+        for cls, converter in SPACE_CONVERTERS.items()
+    ]
+
+
+@hub.hookimpl
+def hub_backends() -> list[hub.BackendFamily]:
+    """The ``"gym"`` family: gymnasium first, then gym."""
+    return [
+        hub.BackendFamily(
+            "gym", BACKENDS, description="gymnasium or gym: choose with hub.set_gym_backend"
+        )
+    ]

@@ -1,0 +1,220 @@
+"""Vector envs with hub's autoreset semantic, whatever their own autoreset mode.
+
+hub's semantic (DESIGN.md, "Auto-reset semantics"): the step that ends a sub-env's episode
+returns that episode's true last observation under ``"next"``; the sub-env starts again only
+when hub resets it (``step_and_maybe_reset``, ``rollout``, or ``reset`` with ``"_reset"``); and
+no transition is fabricated. :class:`VectorRunner` gets there from each mode:
+
+* ``same_step``: the env has already reset the sub-env; the step's observation at that row is
+  the *next* episode's first one. The runner swaps in the true last observation (from ``info``)
+  and keeps the first one until hub resets the sub-env, which then costs no call to the env.
+* ``next_step``: the step's observation is the true last one, but the env would silently reset
+  the sub-env on the next step, dropping its action and returning reward 0. The runner resets
+  the sub-env when hub asks (``reset_mask`` on gymnasium >= 1.1, the sub-env itself on a 1.0
+  ``SyncVectorEnv``), which cancels that hidden step.
+* ``disabled``: nothing happens until hub resets the sub-env with ``reset_mask``.
+
+Stepping a sub-env whose episode ended without resetting it raises a clear error instead of
+producing a transition across two episodes.
+
+Example:
+    >>> import hub
+    >>> env = hub.make_env("gymnasium:CartPole-v1", num_envs=3)
+    >>> data = env.rollout(600, break_when_any_done=False)
+    >>> bool((data["next", "reward"] == 1).all())  # CartPole pays 1 on every real step
+    True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+import hub
+from hub.specs import Composite
+from hub_gym.compat.vector import DISABLED, NEXT_STEP, SAME_STEP
+from hub_gym.encoding import make_observation_encoder
+
+if TYPE_CHECKING:
+    from hub_gym.env import GymWrapper
+
+__all__ = ["VectorRunner"]
+
+
+class VectorRunner:
+    """Resets and steps one gym/gymnasium vector env for a :class:`~hub_gym.GymWrapper`."""
+
+    def __init__(self, wrapper: GymWrapper, single_spec: Composite | None) -> None:
+        env = wrapper._env
+        compat = wrapper.compat
+        self.env = env
+        self.compat = compat
+        self.mode = compat.autoreset_mode(env)
+        self.partial_ok = bool(compat.supports_partial_reset(env))
+        if self.mode in (NEXT_STEP, DISABLED) and not self.partial_ok:
+            raise hub.errors.HubError(
+                f"{type(env).__name__} ({compat.backend} {compat.version}) resets finished "
+                f"sub-envs in {self.mode!r} mode and cannot reset one sub-env alone, so hub "
+                "cannot give correct data from it (the step after an episode's end would drop "
+                "that sub-env's action). Wrap a SyncVectorEnv (or, on gymnasium >= 1.1, a "
+                "SyncVectorEnv/AsyncVectorEnv, any autoreset mode), or let hub build the env: "
+                "hub.make_env('gymnasium:<id>', num_envs=N)."
+            )
+        self.wrapper = wrapper
+        self.n = int(env.num_envs)
+        self.batch_size = wrapper.batch_size
+        self.device = wrapper.device
+        self.encode = wrapper._encode_obs_fn
+        self.encode_row = make_observation_encoder(env.single_observation_space, single_spec)
+        self.read_action = wrapper._action_reader
+        self.step_output = compat.vector_step_output
+        self.pending = np.zeros(self.n, dtype=bool)
+        self.any_pending = False
+        self.cache: dict[str, Any] | None = None  # same_step: first observations of new episodes
+        self.cache_valid = np.zeros(self.n, dtype=bool)
+        self.last: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ seeding and resets
+    def seed(self, seed: int | None) -> None:
+        """Seed every sub-env (``seed``, ``seed + 1``, ...) and start new episodes."""
+        obs, _ = self.compat.reset_output(self.compat.seed_env(self.env, seed))
+        self._clear(np.ones(self.n, dtype=bool))
+        self.last = self.encode(obs)
+
+    def _clear(self, mask: np.ndarray) -> None:
+        self.pending[mask] = False
+        self.cache_valid[mask] = False
+        self.any_pending = bool(self.pending.any())
+
+    def reset(self, tensordict: TensorDictBase | None, kwargs: dict[str, Any]) -> TensorDictBase:
+        """Reset the sub-envs marked by ``tensordict["_reset"]`` (all without it)."""
+        mask = None
+        if tensordict is not None:
+            flags = tensordict.get("_reset", None)
+            if flags is not None:
+                mask = flags.reshape(self.n).cpu().numpy()
+        info: Any = {}
+        if mask is None or mask.all() or self.last is None:
+            obs, info = self.compat.reset_output(self.env.reset(**kwargs))
+            out = self.encode(obs)
+            self._clear(np.ones(self.n, dtype=bool))
+        else:
+            out = self._partial_reset(mask)
+        self.last = dict(out)
+        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
+        for reader in self.wrapper._info_readers:
+            reader(info, td)
+        return td
+
+    def _partial_reset(self, mask: np.ndarray) -> dict[str, Any]:
+        out = {key: value.clone() for key, value in self.last.items()}
+        cached = mask & self.pending & self.cache_valid
+        if cached.any():
+            rows = torch.from_numpy(cached)
+            for key, value in out.items():
+                value[rows] = self.cache[key][rows]
+        fresh = mask & ~cached
+        if fresh.any():
+            self._reset_rows(fresh, out)
+        self._clear(mask)
+        return out
+
+    def _reset_rows(self, mask: np.ndarray, out: dict[str, Any]) -> None:
+        """Reset the sub-envs of ``mask`` through the env and write their observations."""
+        if not self.partial_ok:
+            raise hub.errors.HubError(
+                f"cannot reset sub-envs {np.flatnonzero(mask).tolist()} of "
+                f"{type(self.env).__name__} alone: this vector env can only reset all its "
+                "sub-envs at once (it restarts finished ones by itself, which hub handles). "
+                "Reset them all (env.reset() without '_reset'), or wrap a SyncVectorEnv."
+            )
+        result = self.compat.partial_reset(self.env, mask)
+        if result.batch is not None:
+            fresh = self.encode(result.batch)
+            rows = torch.from_numpy(mask)
+            for key, value in out.items():
+                value[rows] = fresh[key][rows]
+            return
+        for index, obs in result.rows.items():
+            row = self.encode_row(obs)
+            for key, value in out.items():
+                value[index] = row[key]
+
+    # ------------------------------------------------------------------ steps
+    def _check_pending(self, tensordict: TensorDictBase) -> None:
+        step_mask = tensordict.get("_step", None)
+        stepped = self.pending.copy()
+        if step_mask is not None:
+            stepped &= step_mask.reshape(self.n).cpu().numpy()
+        if stepped.any():
+            raise hub.errors.HubError(
+                f"sub-envs {np.flatnonzero(stepped).tolist()} ended their episode and were not "
+                "reset: stepping them would make a transition across two episodes. Reset them "
+                "first: use env.step_and_maybe_reset(td) or env.rollout(...), or call "
+                "env.reset(td) with td['_reset'] set to the 'done' flags."
+            )
+        # the finished sub-envs are skipped ("_step" is False): restart them, hidden, so that
+        # the vector env can step; they stay pending and are reset again when hub asks
+        skipped = self.pending
+        if self.mode == DISABLED:
+            self.compat.partial_reset(self.env, skipped.copy())
+        self.cache_valid[skipped] = False
+
+    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Step every sub-env; the data of finished episodes ends with their true last step."""
+        if self.any_pending:
+            self._check_pending(tensordict)
+        action = self.read_action(tensordict.get("action"))
+        env_step = self.env.step
+        obs, reward, terminated, truncated, info = self.step_output(env_step(action))
+        done = np.logical_or(terminated, truncated)
+        any_done = bool(done.any())
+        skip = self.wrapper.frame_skip
+        if skip > 1:
+            reward = np.array(reward, dtype=np.float64)
+            for _ in range(skip - 1):
+                if any_done:
+                    break
+                obs, more, terminated, truncated, info = self.step_output(env_step(action))
+                reward = reward + more
+                done = np.logical_or(terminated, truncated)
+                any_done = bool(done.any())
+        out = self.encode(obs)
+        if any_done:
+            self._episode_ends(done, out, info)
+        self.last = dict(out)
+        n = self.n
+        out["reward"] = torch.from_numpy(np.array(reward, dtype=np.float32).reshape(n, 1))
+        out["terminated"] = torch.from_numpy(np.array(terminated, dtype=bool).reshape(n, 1))
+        out["truncated"] = torch.from_numpy(np.array(truncated, dtype=bool).reshape(n, 1))
+        out["done"] = torch.from_numpy(done.reshape(n, 1).copy())
+        if self.device is not None:
+            out = {key: value.to(self.device) for key, value in out.items()}
+        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
+        for reader in self.wrapper._info_readers:
+            reader(info, td)
+        return td
+
+    def _episode_ends(self, done: np.ndarray, out: dict[str, Any], info: Any) -> None:
+        """Record finished sub-envs; in same-step mode, swap in their true last observations."""
+        if self.mode == SAME_STEP:
+            self.cache = {key: value.clone() for key, value in out.items()}
+            finals = self.compat.final_observations(info)
+            for index in np.flatnonzero(done):
+                if int(index) not in finals:
+                    raise hub.errors.HubError(
+                        f"{type(self.env).__name__} ended the episode of sub-env {int(index)} "
+                        "without giving its last observation in info (expected in same-step "
+                        f"autoreset mode, {self.compat.backend} {self.compat.version}); hub "
+                        "cannot return a correct last step. Was the env wrapped in a way that "
+                        "drops info entries?"
+                    )
+                row = self.encode_row(finals[int(index)])
+                for key, value in out.items():
+                    value[int(index)] = row[key]
+            self.cache_valid |= done
+        self.pending |= done
+        self.any_pending = True
