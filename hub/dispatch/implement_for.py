@@ -415,7 +415,7 @@ class VersionDispatcher:
             install = (
                 f'pip install "{_dist(row.top)}{"" if best.range == "any version" else best.range}"'
             )
-            if row.considered:
+            if row.considered or row.active is None:  # no member installed: any will do
                 todo.append(f"install a supported version of {row.top}: {install}")
             elif row.family is not None and row.match is None:
                 switch = _set_call(row.family.name, row.top)

@@ -28,7 +28,7 @@ from hub.dispatch import (
     set_gym_backend,
     unregister_backend_family,
 )
-from hub.errors import BackendError, MissingDependencyError
+from hub.errors import BackendError, MissingDependencyError, NoImplementationError
 
 GYM = BackendFamily("gym", ("hubfake_gymnasium", "hubfake_gym"), "gym-like RL APIs")
 
@@ -340,3 +340,32 @@ def test_set_gym_backend_decorates_generators(gym_pair, spaces_type):
     next(gen)
     gen.close()
     assert active_backend("gym") == "hubfake_gymnasium"
+
+
+def test_no_implementation_names_the_active_backend_and_the_way_out(gym_pair):
+    @implement_for("hubfake_gymnasium", None, "1.0")
+    def reset_output():
+        return None
+
+    reset_output.register("hubfake_gym", "0.26")(lambda: "gym")
+    with pytest.raises(NoImplementationError) as info:
+        reset_output()
+    text = str(info.value)
+    assert "the active 'gym' backend is hubfake_gymnasium 1.0.0 (default:" in text
+    assert "hubfake_gymnasium: <1.0" in text and "hubfake_gym: >=0.26" in text
+    assert 'pip install "hubfake_gymnasium<1.0"' in text
+    assert 'switch backend: hub.set_gym_backend("hubfake_gym")' in text
+
+
+def test_no_member_of_the_family_installed():
+    register_backend_family(GYM)
+
+    @implement_for("hubfake_gym", "0.26")
+    def fn():
+        return None
+
+    with pytest.raises(NoImplementationError) as info:
+        fn()
+    text = str(info.value)
+    assert "no 'gym' backend is installed" in text
+    assert 'install a supported version of hubfake_gym: pip install "hubfake_gym>=0.26"' in text
