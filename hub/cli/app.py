@@ -41,8 +41,9 @@ class HubGroup(click.Group):
 
     Errors derived from :class:`hub.errors.HubError` are problems a person can fix (an unknown
     namespace, a missing library): they are shown as one paragraph on stderr, without a
-    traceback unless ``--debug`` or ``HUB_DEBUG=1`` asks for one. Any other exception is a bug
-    and keeps its traceback.
+    traceback unless ``--debug`` or ``HUB_DEBUG=1`` asks for one; so are the errors the
+    commands raise as :class:`CliError` (with ``--debug``, the error that caused one is raised
+    instead). Any other exception is a bug and keeps its traceback.
 
     Example:
         >>> isinstance(cli, HubGroup)
@@ -58,6 +59,10 @@ class HubGroup(click.Group):
             if debug_requested(ctx):
                 raise
             raise CliError(format_error(err)) from err
+        except CliError as err:
+            if debug_requested(ctx) and err.__cause__ is not None:
+                raise err.__cause__ from None  # the traceback of what went wrong
+            raise
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

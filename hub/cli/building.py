@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hub.cli.errors import CliError
+from hub.errors import HubError
 
 
 def seed_everything(seed: int | None) -> None:
@@ -27,18 +28,24 @@ def seed_everything(seed: int | None) -> None:
 
 
 def build_env(uri: str, kwargs: dict[str, Any]) -> Any:
-    """``hub.make_env(uri, **kwargs)``, where a keyword the env does not take is a clean error.
+    """``hub.make_env(uri, **kwargs)``, where bad options are a clean error, not a traceback.
 
     hub's own errors (unknown namespace, missing library, ...) pass through: the command line
-    prints them as they are.
+    prints them as they are. A ``ValueError`` (a bad ``num_envs`` or batching strategy, a bad
+    option value) and a ``TypeError`` about keyword arguments become a :class:`CliError`;
+    ``--debug`` shows the original traceback.
 
     Raises:
-        CliError: the env's constructor rejected the keyword arguments.
+        CliError: the options were rejected.
     """
     import hub
 
     try:
         return hub.make_env(uri, **kwargs)
+    except HubError:
+        raise
+    except ValueError as err:
+        raise CliError(f"cannot build {uri}: {err}") from err
     except TypeError as err:
         if not _is_bad_keyword(err):
             raise

@@ -72,13 +72,15 @@ def print_report(report: dict[str, Any]) -> None:
     packages = Table(title="packages", title_justify="left")
     for column in ("package", "version", "used for", "status"):
         packages.add_column(column, overflow="fold")
+    packages.add_column("install with", no_wrap=True)
     for row in report["packages"]:
         if row["version"] is not None:
-            status = OK
+            status, fix = OK, ""
         else:
-            fix = row.get("install") or f"pip install {row['name']}"
-            status = f"{MISSING}: {escape(fix)}"
-        packages.add_row(row["name"], row["version"] or "-", escape(row["for"]), status)
+            status, fix = MISSING, row.get("install") or f"pip install {row['name']}"
+        packages.add_row(
+            escape(row["name"]), row["version"] or "-", escape(row["for"]), status, escape(fix)
+        )
     out.print(packages)
 
     plugins = Table(title="plugins", title_justify="left")
@@ -97,18 +99,15 @@ def print_report(report: dict[str, Any]) -> None:
     namespaces = Table(title="namespaces", title_justify="left")
     for column in ("namespace", "plugin", "requires", "status"):
         namespaces.add_column(column, overflow="fold")
+    namespaces.add_column("install with", no_wrap=True)
     for row in report["namespaces"]:
-        if row["ok"]:
-            status = OK
-        else:
-            status = (
-                f"{MISSING} {escape(', '.join(row['missing']))}: {escape(row['install'] or '')}"
-            )
+        status = OK if row["ok"] else f"{MISSING} {escape(', '.join(row['missing']))}"
         namespaces.add_row(
             escape(row["name"]),
             escape(row["plugin"] or "-"),
             escape(", ".join(row["requires"]) or "-"),
             status,
+            escape(row["install"] or ""),
         )
     out.print(namespaces)
 

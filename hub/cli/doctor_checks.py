@@ -24,11 +24,16 @@ from hub.cli.introspect import (
     requirement_status,
 )
 
-# (distribution, what it is for, the line that installs it); the core ones come with hub
+# the distributions hub needs; they are installed with it
 CORE_PACKAGES = ("torch", "tensordict", "numpy", "packaging", "pluggy", "click", "rich")
+# (distributions that can serve, what for, the line that installs one)
 OPTIONAL_PACKAGES = (
-    ("imageio", "hub rollout --record (GIF)", 'pip install "hub[all]"  (or: pip install imageio)'),
-    ("imageio-ffmpeg", "hub rollout --record (MP4)", 'pip install "imageio[ffmpeg]"'),
+    (
+        ("imageio",),
+        "hub rollout --record (GIF)",
+        'pip install "hub[all]"  (or: pip install imageio)',
+    ),
+    (("imageio-ffmpeg", "av"), "hub rollout --record (MP4)", 'pip install "imageio[ffmpeg]"'),
 )
 MUJOCO_GL_VALUES = {
     "glfw": "GLFW, needs a display",
@@ -56,14 +61,20 @@ def package_report() -> list[dict[str, Any]]:
         ['hub', 'torch']
     """
     rows: list[dict[str, Any]] = [
-        {"name": "hub", "version": distribution_version("hub"), "required": True, "for": "hub"}
+        {
+            "name": "hub",
+            "version": distribution_version("hub"),
+            "required": True,
+            "for": "this package",
+        }
     ]
     for name in CORE_PACKAGES:
         rows.append(
             {"name": name, "version": distribution_version(name), "required": True, "for": "core"}
         )
-    for name, purpose, line in OPTIONAL_PACKAGES:
-        version = distribution_version(name)
+    for names, purpose, line in OPTIONAL_PACKAGES:
+        found = [(n, v) for n in names if (v := distribution_version(n)) is not None]
+        name, version = found[0] if found else (" or ".join(names), None)
         row = {"name": name, "version": version, "required": False, "for": purpose}
         if version is None:
             row["install"] = line

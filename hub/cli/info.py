@@ -132,6 +132,8 @@ def _print_dispatch(dispatch: dict[str, Any], *, explain: bool) -> None:
         if explain:
             node.add(escape(fn["explain"]))
     families = tree.add("backend families")
+    if not dispatch["families"]:
+        families.add("none declared (no backend plugin is loaded)")
     for family in dispatch["families"]:
         active = family["active"] or "none installed"
         version = f" {family['active_version']}" if family["active_version"] else ""

@@ -30,7 +30,6 @@ def rollout_progress(
         BarColumn,
         MofNCompleteColumn,
         Progress,
-        TaskProgressColumn,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
@@ -42,14 +41,14 @@ def rollout_progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TaskProgressColumn(),
         TextColumn("{task.fields[rate]} env-steps/s"),
         TextColumn("{task.fields[episodes]} episodes"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console(stderr=True)) as progress:
+    # 4 redraws a second: live enough, and the drawing thread takes little from the env's
+    with Progress(*columns, console=console(stderr=True), refresh_per_second=4) as progress:
         task = progress.add_task(uri, total=steps, episodes=0, rate="-")
 
         def on_progress(done: int, episodes: int) -> None:

@@ -124,17 +124,22 @@ def format_bounds(row: dict[str, Any]) -> str:
     Example:
         >>> format_bounds({"low": -1.0, "high": {"min": 0.5, "max": 2.0}})
         '[-1.0, 0.5..2.0]'
+        >>> format_bounds({"low": [-1.0, -8.0], "high": [1.0, 8.0]})
+        'low=[-1.0, -8.0] high=[1.0, 8.0]'
     """
     if "low" in row:
-
-        def one(bound: Any) -> str:
-            if isinstance(bound, dict):
-                return f"{bound['min']}..{bound['max']}"
-            return str(bound)
-
-        return f"[{one(row['low'])}, {one(row['high'])}]"
+        low, high = row["low"], row["high"]
+        if isinstance(low, list) or isinstance(high, list):
+            return f"low={_bound_text(low)} high={_bound_text(high)}"
+        return f"[{_bound_text(low)}, {_bound_text(high)}]"
     if "nvec" in row:
         return f"nvec={row['nvec']}"
     if "n" in row:
         return f"n={row['n']}"
     return ""
+
+
+def _bound_text(bound: Any) -> str:
+    if isinstance(bound, dict):
+        return f"{bound['min']}..{bound['max']}"
+    return str(bound)

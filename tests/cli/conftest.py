@@ -58,3 +58,18 @@ def json_of(result: Result) -> Any:
         return json.loads(result.stdout)
     except json.JSONDecodeError as err:  # pragma: no cover - the message is the point
         raise AssertionError(f"stdout is not JSON: {err}\n{result.stdout}") from err
+
+
+@pytest.fixture
+def test_plugin():
+    """Register the in-memory plugin of ``fake_plugin`` (namespaces ``clitest``, ...)."""
+    require("hub.registry", "hub.envs")
+    from hub.plugins import get_plugin_manager
+
+    from . import fake_plugin
+
+    manager = get_plugin_manager()
+    info = manager.register(fake_plugin.Plugin(), name=fake_plugin.NAME, version="9.9")
+    assert info.error is None, info.error
+    yield fake_plugin
+    manager.unregister(fake_plugin.NAME)
