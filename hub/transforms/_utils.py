@@ -26,6 +26,7 @@ __all__ = [
     "map_spec_shape",
     "cast_spec",
     "where_mask",
+    "carry_in_state",
 ]
 
 NestedKey = str | tuple[str, ...]
@@ -154,3 +155,12 @@ def drop_keys(spec: Composite, keys: Sequence[NestedKey]) -> None:
     for key in keys:
         if key in spec:
             del spec[key]
+
+
+def carry_in_state(input_spec: Composite, specs: dict[NestedKey, Any]) -> Composite:
+    """Declare entries that a transform reads back from the step's input as states, so that
+    batched envs pass them on to their sub-envs."""
+    state = input_spec["full_state_spec"]
+    for key, spec in specs.items():
+        state[key] = spec.clone()
+    return input_spec

@@ -22,7 +22,7 @@ from tensordict import TensorDictBase
 
 from hub.envs.done import done_prefixes
 from hub.specs import Bounded, Categorical, Composite, Unbounded
-from hub.transforms._utils import NestedKey, norm_key, reset_mask
+from hub.transforms._utils import NestedKey, carry_in_state, norm_key, reset_mask
 from hub.transforms.transform import Transform
 
 __all__ = ["StepCounter", "InitTracker", "TrajCounter", "Timer"]
@@ -91,6 +91,7 @@ class StepCounter(Transform):
         self.step_count_key = step_count_key
         self.update_done = update_done
         self._levels: list[_Level] = []
+        self._carried: dict[NestedKey, Any] = {}
 
     def transform_output_spec(self, output_spec: Composite) -> Composite:
         self._levels = _levels(output_spec, self.step_count_key)
@@ -104,7 +105,11 @@ class StepCounter(Transform):
             if trunc not in done:
                 done[trunc] = Categorical(2, shape=shape, dtype=torch.bool, device=done.device)
             level.truncated = trunc
+        self._carried = {level.key: obs[level.key] for level in self._levels}
         return output_spec
+
+    def transform_input_spec(self, input_spec: Composite) -> Composite:
+        return carry_in_state(input_spec, self._carried)
 
     def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
         max_steps = self.max_steps
@@ -197,13 +202,18 @@ class TrajCounter(Transform):
         self.out_key = out_key
         self._next_id = 0
         self._level: _Level | None = None
+        self._carried: dict[NestedKey, Any] = {}
 
     def transform_output_spec(self, output_spec: Composite) -> Composite:
         self._level = _levels(output_spec, self.out_key)[0]
         obs = output_spec["full_observation_spec"]
         shape = output_spec.shape + self._level.event_shape
         obs[self._level.key] = Bounded(0, _INT64_MAX, shape=shape, dtype=torch.int64)
+        self._carried = {self._level.key: obs[self._level.key]}
         return output_spec
+
+    def transform_input_spec(self, input_spec: Composite) -> Composite:
+        return carry_in_state(input_spec, self._carried)
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         return next_tensordict
@@ -260,6 +270,7 @@ class Timer(Transform):
         self.reset_key, self.step_key = out_keys
         self._start = 0.0
         self._shape = torch.Size()
+        self._carried: dict[NestedKey, Any] = {}
 
     def transform_output_spec(self, output_spec: Composite) -> Composite:
         obs = output_spec["full_observation_spec"]
@@ -267,7 +278,11 @@ class Timer(Transform):
         shape = output_spec.shape + self._shape
         for key in (self.reset_key, self.step_key):
             obs[key] = Unbounded(shape, dtype=torch.float64, device=obs.device)
+        self._carried = {self.reset_key: obs[self.reset_key]}
         return output_spec
+
+    def transform_input_spec(self, input_spec: Composite) -> Composite:
+        return carry_in_state(input_spec, self._carried)
 
     @property
     def has_inverse(self) -> bool:

@@ -21,7 +21,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.specs import Binary, Bounded, Composite, TensorSpec, Unbounded
-from hub.transforms._utils import NestedKey, key_list, sibling, spec_leaves
+from hub.transforms._utils import NestedKey, carry_in_state, key_list, sibling, spec_leaves
 from hub.transforms.transform import Transform
 
 __all__ = ["RewardSum", "RewardScaling", "BinarizeReward", "reward_keys_of"]
@@ -81,6 +81,7 @@ class RewardSum(_RewardTransform):
         super().__init__(in_keys, out_keys)
         self._event_shapes: list[torch.Size] = []
         self._dtypes: list[torch.dtype] = []
+        self._carried: dict[NestedKey, TensorSpec] = {}
 
     def _resolve_keys(self, output_spec: Composite) -> None:
         if self._auto_keys:
@@ -104,7 +105,11 @@ class RewardSum(_RewardTransform):
             obs[out_key] = Unbounded(spec.shape, dtype=spec.dtype, device=spec.device)
             self._event_shapes.append(spec.shape[n:])
             self._dtypes.append(spec.dtype)
+        self._carried = {key: obs[key] for key in self._out_keys}
         return output_spec
+
+    def transform_input_spec(self, input_spec: Composite) -> Composite:
+        return carry_in_state(input_spec, self._carried)
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         return next_tensordict
