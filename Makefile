@@ -16,9 +16,9 @@ $(PY):
 venv: $(PY)
 	$(PIP) -e ".[all,test]"
 
-## The main job: roll out Pong in EnvPool through hub, with a progress bar and a summary.
+## The main job: a batched rollout through hub, with a progress bar, a summary and a GIF.
 demo: venv
-	$(VENV)/bin/hub rollout envpool:Pong-v5 --num-envs 8 --steps $(STEPS) --record pong.gif
+	$(VENV)/bin/hub rollout hub:Pendulum --num-envs 8 --steps $(STEPS) -k from_pixels=True --record pendulum.gif
 
 ## The tests (what .ci/run runs).
 test: venv
