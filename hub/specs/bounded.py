@@ -149,10 +149,6 @@ class Bounded(TensorSpec):
         )
         return torch.minimum(torch.maximum(out, low), high)
 
-    def zero(self, shape: Any = ()) -> torch.Tensor:
-        """A zero-filled tensor (a buffer filler; it may lie outside the bounds)."""
-        return torch.zeros(self._full_shape(shape), dtype=self.dtype, device=self.device)
-
     def _values_ok(self, value: torch.Tensor) -> bool:
         if value.numel() == 0:
             return True
