@@ -152,7 +152,7 @@ class FrameSource:
         >>> env = SimpleNamespace(batch_size=(), render=lambda: np.zeros((6, 6, 3), np.uint8))
         >>> source = FrameSource.for_env(env, "fake:Env", observation_spec=None)
         >>> source.kind, source.grab({}).shape
-        ('render', (6, 6, 3))
+        ('render()', (6, 6, 3))
     """
 
     def __init__(self, kind: str, grab_fn: Callable[[Any], Any], batch_size: Sequence[int]):
