@@ -299,8 +299,10 @@ class HubPluginManager:
                 self._commit(found, record)
             except (Exception, SystemExit) as exc:
                 self.pm.unregister(plugin=plugin)
-                message = str(exc) if isinstance(exc, _PluginFailure) else _describe(exc)
-                self._fail(record, exc, message)
+                if isinstance(exc, _PluginFailure):
+                    self._fail(record, exc.__cause__ or exc, str(exc))
+                else:
+                    self._fail(record, exc, _describe(exc))
                 return
             self._records[record.name] = record
 
@@ -338,7 +340,11 @@ class HubPluginManager:
                     continue
                 target, cls = wanted[caller.name]
                 cls = cls or _backend_family_class()
-                target.extend(_results(caller.name, impl.function(), cls))
+                try:
+                    result = impl.function()
+                except (Exception, SystemExit) as exc:
+                    raise _PluginFailure(f"its hook {caller.name} raised {_describe(exc)}") from exc
+                target.extend(_results(caller.name, result, cls))
         return found
 
     def _check_clashes(self, found: _Contributions, name: str) -> None:

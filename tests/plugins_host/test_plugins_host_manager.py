@@ -101,7 +101,7 @@ def failing_plugins():
             return []
 
     return [
-        (Raises(), "RuntimeError: simulator missing"),
+        (Raises(), "its hook hub_namespaces raised RuntimeError: simulator missing"),
         (WrongType(), "hub_namespaces must return a list of Namespace objects, got Namespace"),
         (WrongItem(), "must return a list of hub.SpecConversion objects"),
         (Typo(), "'hub_namspaces' (did you mean 'hub_namespaces'?), which hub does not define"),
@@ -184,7 +184,8 @@ def test_strict_mode_raises_naming_the_plugin_and_the_cause(manager, monkeypatch
     monkeypatch.setenv("HUB_STRICT_PLUGINS", "1")
     with pytest.raises(PluginLoadError) as info:
         manager.register(Raises(), name="sim")
-    assert "hub plugin 'sim' failed to load: RuntimeError: simulator missing" in str(info.value)
+    assert "hub plugin 'sim' failed to load: its hook hub_namespaces raised" in str(info.value)
+    assert "RuntimeError: simulator missing" in str(info.value)
     assert isinstance(info.value.__cause__, RuntimeError)
     with pytest.raises(PluginLoadError):  # and on every later use, while it stays broken
         hub.list_plugins()
@@ -244,7 +245,7 @@ def test_loading_is_reentrant_and_thread_safe(clean_env):
     for thread in threads:
         thread.join()
     pm.register(Plugin(), name="zoo")
-    assert calls == [1] and pm.namespace_names() == ["hub", "zoo"]
+    assert calls == [1] and {"hub", "zoo"} <= set(pm.namespace_names())
 
 
 def test_data_classes_check_their_fields():

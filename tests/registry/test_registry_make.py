@@ -203,13 +203,9 @@ def test_list_plugins_shows_in_memory_plugins(add_plugin, toy_namespace):
         ("zoo",),
         None,
     )
-    assert info.to_json() == {
-        "name": "zoo-plugin",
-        "version": "1.0",
-        "module": __name__.rsplit(".", 1)[0].replace("test_registry_make", "conftest"),
-        "namespaces": ["zoo"],
-        "error": None,
-    }
+    as_json = info.to_json()
+    assert as_json.pop("module").endswith("conftest")  # where the in-memory plugin is defined
+    assert as_json == {"name": "zoo-plugin", "version": "1.0", "namespaces": ["zoo"], "error": None}
 
 
 # -- the built-in hub: namespace, through its entry point ------------------------------------
