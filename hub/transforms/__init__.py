@@ -6,32 +6,80 @@ transformed in the same order. See ``docs/transforms.md``.
 
 Example:
     >>> import hub
-    >>> from hub.transforms import Compose, DoubleToFloat, RewardSum, StepCounter
+    >>> from hub.transforms import DoubleToFloat, RewardSum, StepCounter
     >>> env = hub.make_env("hub:Pendulum", transforms=[StepCounter(5), RewardSum(), DoubleToFloat()])
     >>> data = env.rollout(10)
     >>> data.batch_size, sorted(data["next"].keys())[:2]
     (torch.Size([5]), ['done', 'episode_reward'])
 """
 
+from hub.transforms.clipping import ClipTransform, RewardClipping, SignTransform
 from hub.transforms.compose import Compose
 from hub.transforms.counters import InitTracker, StepCounter, Timer, TrajCounter
 from hub.transforms.dtypes import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
+from hub.transforms.frames import (
+    CatFrames,
+    EndOfLifeTransform,
+    FrameSkipTransform,
+    NoopResetEnv,
+    TimeMaxPool,
+)
+from hub.transforms.images import CenterCrop, GrayScale, Resize, ToTensorImage
+from hub.transforms.keys import (
+    ExcludeTransform,
+    RemoveEmptySpecs,
+    RenameTransform,
+    SelectTransform,
+    TensorDictPrimer,
+)
+from hub.transforms.normalization import ObservationNorm, VecNorm
 from hub.transforms.rewards import BinarizeReward, RewardScaling, RewardSum
+from hub.transforms.shapes import (
+    CatTensors,
+    FlattenObservation,
+    PermuteTransform,
+    SqueezeTransform,
+    UnsqueezeTransform,
+)
 from hub.transforms.transform import Transform
 from hub.transforms.transformed_env import TransformedEnv
 
 __all__ = [
     "BinarizeReward",
+    "CatFrames",
+    "CatTensors",
+    "CenterCrop",
+    "ClipTransform",
     "Compose",
     "DTypeCastTransform",
     "DeviceCastTransform",
     "DoubleToFloat",
+    "EndOfLifeTransform",
+    "ExcludeTransform",
+    "FlattenObservation",
+    "FrameSkipTransform",
+    "GrayScale",
     "InitTracker",
+    "NoopResetEnv",
+    "ObservationNorm",
+    "PermuteTransform",
+    "RemoveEmptySpecs",
+    "RenameTransform",
+    "Resize",
+    "RewardClipping",
     "RewardScaling",
     "RewardSum",
+    "SelectTransform",
+    "SignTransform",
+    "SqueezeTransform",
     "StepCounter",
+    "TensorDictPrimer",
+    "TimeMaxPool",
     "Timer",
+    "ToTensorImage",
     "Transform",
     "TrajCounter",
     "TransformedEnv",
+    "UnsqueezeTransform",
+    "VecNorm",
 ]
