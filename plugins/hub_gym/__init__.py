@@ -36,5 +36,5 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hub_gym.env import GymEnv, GymWrapper
-    from hub_gym.info import InfoDictReader, default_info_dict_reader
+    from hub_gym.env import GymEnv, GymWrapper  # noqa: F401
+    from hub_gym.info import InfoDictReader, default_info_dict_reader  # noqa: F401

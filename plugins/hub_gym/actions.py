@@ -77,7 +77,9 @@ def _discrete_reader(spec: TensorSpec, start: int, batched: bool) -> ActionReade
     if one_hot:
 
         def read_one_hot(value: torch.Tensor) -> int:
-            return int(value.byte().argmax()) + start
+            if value.dtype == torch.bool:
+                return value.tolist().index(True) + start  # fastest for a small bool vector
+            return int(value.argmax()) + start
 
         return read_one_hot
     assert isinstance(spec, Categorical)

@@ -35,6 +35,8 @@ from hub_gym.info import InfoDictReader
 
 __all__ = ["GymWrapper", "GymEnv"]
 
+from_numpy = torch.from_numpy
+
 _CONTAINERS = ("Dict", "Tuple")
 
 
@@ -177,8 +179,12 @@ class GymWrapper(hub.GymLikeEnv):
 
             single = base_obs[0] if not self.pixels_only else None
             self._vector = VectorRunner(self, single)
-        self._false = torch.zeros(1, dtype=torch.bool, device=self.device)
-        self._true = torch.ones(1, dtype=torch.bool, device=self.device)
+        # (terminated, truncated) -> numpy (terminated, truncated, done), copied into tensors
+        self._flags = {
+            (te, tr): tuple(np.array((v,), dtype=bool) for v in (te, tr, te or tr))
+            for te in (False, True)
+            for tr in (False, True)
+        }
 
     # ------------------------------------------------------------------ readers
     def read_action(self, action: Any) -> Any:
@@ -262,14 +268,22 @@ class GymWrapper(hub.GymLikeEnv):
         out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        out["reward"] = torch.tensor((float(reward),), dtype=torch.float32, device=self.device)
-        out["terminated"] = (self._true if terminated else self._false).clone()
-        out["truncated"] = (self._true if truncated else self._false).clone()
-        out["done"] = (self._true if terminated or truncated else self._false).clone()
+        flags = self._flags[(bool(terminated), bool(truncated))]
+        out["reward"] = from_numpy(np.array((reward,), dtype=np.float32))
+        out["terminated"] = from_numpy(flags[0].copy())
+        out["truncated"] = from_numpy(flags[1].copy())
+        out["done"] = from_numpy(flags[2].copy())
+        if self._device is not None:
+            out = self._to_device(out)
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
         for reader in self._info_readers:
             reader(info, td)
         return td
+
+    def _to_device(self, out: dict[str, Any]) -> dict[str, Any]:
+        if self._device is None:
+            return out
+        return {key: value.to(self._device) for key, value in out.items()}
 
 
 class GymEnv(GymWrapper):

@@ -1,0 +1,74 @@
+"""Values between hub tensors and gymnasium's numpy values, for the exported envs.
+
+Example:
+    >>> import numpy as np
+    >>> from hub.specs import OneHot
+    >>> to_numpy(OneHot(3).encode(2), OneHot(3))
+    2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import TensorDictBase
+
+from hub.specs import Categorical, Composite, MultiOneHot, OneHot, TensorSpec
+
+__all__ = ["to_numpy", "make_obs_reader", "make_action_writer"]
+
+
+def to_numpy(value: torch.Tensor, spec: TensorSpec, batched: bool = False) -> Any:
+    """A hub value as gymnasium expects it for the space of ``spec``: one-hot vectors as
+    indices, a single category as a Python int (unless ``batched``), tensors as numpy copies."""
+    if isinstance(spec, OneHot):
+        value = value.to(torch.uint8).argmax(-1)
+    elif isinstance(spec, MultiOneHot):
+        value = spec.to_categorical(value)
+    array = value.detach().cpu().numpy().copy()
+    if not batched and isinstance(spec, (OneHot, Categorical)) and array.ndim == 0:
+        return int(array)
+    return array
+
+
+def make_obs_reader(
+    spec: Composite, keys: Sequence[Any], batched: bool
+) -> Callable[[TensorDictBase], Any]:
+    """A function from a hub tensordict to the observation: one array, or a dict by key."""
+    if len(keys) == 1:
+        key = keys[0]
+        leaf = spec[key]
+
+        def read_one(td: TensorDictBase) -> Any:
+            return to_numpy(td.get(key), leaf, batched)
+
+        return read_one
+    leaves = [(_name(k), k, spec[k]) for k in keys]
+
+    def read_dict(td: TensorDictBase) -> dict[str, Any]:
+        return {name: to_numpy(td.get(key), leaf, batched) for name, key, leaf in leaves}
+
+    return read_dict
+
+
+def make_action_writer(spec: TensorSpec) -> Callable[[Any], torch.Tensor]:
+    """A function from a gymnasium action (int, array) to the hub action tensor of ``spec``."""
+    if isinstance(spec, (OneHot, MultiOneHot)):
+
+        def write_index(action: Any) -> torch.Tensor:
+            return spec.encode(np.asarray(action, dtype=np.int64))
+
+        return write_index
+    dtype = torch.empty(0, dtype=spec.dtype).numpy().dtype
+
+    def write_array(action: Any) -> torch.Tensor:
+        return spec.encode(np.asarray(action, dtype=dtype))
+
+    return write_array
+
+
+def _name(key: Any) -> str:
+    return key if isinstance(key, str) else "/".join(key)

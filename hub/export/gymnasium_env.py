@@ -1,0 +1,82 @@
+"""``to_gymnasium``: any hub env as a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv``.
+
+A hub env with batch size ``[]`` becomes a ``gymnasium.Env``; one with batch size ``[N]`` a
+``gymnasium.vector.VectorEnv`` of ``N`` sub-envs that resets finished sub-envs itself, in the
+autoreset mode of the installed gymnasium: ``SAME_STEP`` on gymnasium >= 1.1 (declared in
+``metadata["autoreset_mode"]``; the true last observation in ``info["final_obs"]``), next-step
+on gymnasium 1.0, same-step with ``info["final_observation"]`` before 1.0.
+
+Example:
+    >>> import hub
+    >>> genv = hub.to_gymnasium(hub.make_env("hub:Counting", num_envs=2))
+    >>> genv.num_envs
+    2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hub.errors import HubError, MissingDependencyError
+
+__all__ = ["to_gymnasium"]
+
+
+def to_gymnasium(
+    env: Any,
+    *,
+    observation_keys: Sequence[Any] | None = None,
+    render_mode: str | None = None,
+) -> Any:
+    """Export ``env`` for code written against the gymnasium API (Stable-Baselines3, CleanRL...).
+
+    Args:
+        env: a hub env with batch size ``[]`` or ``[N]`` and one action entry.
+        observation_keys: the observation entries to expose (default: all of them). One key
+            gives its space directly (a ``Box``, ``Discrete``...), several a ``Dict`` space.
+        render_mode: passed through as the exported env's ``render_mode`` (hub envs with a
+            ``render`` method give frames in ``"rgb_array"`` mode).
+
+    Returns:
+        a ``gymnasium.Env`` (batch size ``[]``) or ``gymnasium.vector.VectorEnv`` (``[N]``).
+
+    Example:
+        >>> import hub
+        >>> genv = hub.to_gymnasium(hub.make_env("hub:Pendulum"), observation_keys=["observation"])
+        >>> obs, info = genv.reset(seed=0)
+        >>> obs.shape
+        (3,)
+    """
+    try:
+        import gymnasium  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(
+            "gymnasium",
+            extra="gymnasium",
+            message='to_gymnasium needs gymnasium: pip install "hub[gymnasium]".',
+        ) from None
+    if len(env.action_keys) != 1:
+        raise HubError(
+            f"to_gymnasium exports envs with one action entry; this one has {env.action_keys}."
+        )
+    keys = list(env.observation_keys if observation_keys is None else observation_keys)
+    missing = [k for k in keys if k not in env.observation_keys]
+    if missing or not keys:
+        raise HubError(
+            f"observation_keys {missing or keys} are not observations of this env; its "
+            f"observation keys are {env.observation_keys}."
+        )
+    batch = tuple(env.batch_size)
+    if batch == ():
+        from hub.export.single import HubGymnasiumEnv
+
+        return HubGymnasiumEnv(env, keys, render_mode=render_mode)
+    if len(batch) == 1:
+        from hub.export.vector import HubVectorEnv
+
+        return HubVectorEnv(env, keys, render_mode=render_mode)
+    raise HubError(
+        f"to_gymnasium exports envs of batch size [] or [N]; this one has {list(batch)}. "
+        "Flatten the batch dims first."
+    )
