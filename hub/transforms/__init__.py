@@ -13,8 +13,19 @@ Example:
     (torch.Size([5]), ['done', 'episode_reward'])
 """
 
+from hub.transforms.actions import (
+    ActionDiscretizer,
+    ActionMask,
+    DiscreteActionProjection,
+    MaskedCategorical,
+    MaskedOneHot,
+    MultiAction,
+)
+from hub.transforms.atari import atari_preprocessing
+from hub.transforms.auto_reset import AutoResetTransform
 from hub.transforms.clipping import ClipTransform, RewardClipping, SignTransform
 from hub.transforms.compose import Compose
+from hub.transforms.control import ConditionalSkip, FiniteTensorDictCheck
 from hub.transforms.counters import InitTracker, StepCounter, Timer, TrajCounter
 from hub.transforms.dtypes import DeviceCastTransform, DoubleToFloat, DTypeCastTransform
 from hub.transforms.frames import (
@@ -33,6 +44,7 @@ from hub.transforms.keys import (
     TensorDictPrimer,
 )
 from hub.transforms.normalization import ObservationNorm, VecNorm
+from hub.transforms.recorders import PixelRenderTransform, VideoRecorder
 from hub.transforms.rewards import BinarizeReward, RewardScaling, RewardSum
 from hub.transforms.shapes import (
     CatTensors,
@@ -45,6 +57,18 @@ from hub.transforms.transform import Transform
 from hub.transforms.transformed_env import TransformedEnv
 
 __all__ = [
+    "ActionDiscretizer",
+    "ActionMask",
+    "AutoResetTransform",
+    "ConditionalSkip",
+    "DiscreteActionProjection",
+    "FiniteTensorDictCheck",
+    "MaskedCategorical",
+    "MaskedOneHot",
+    "MultiAction",
+    "PixelRenderTransform",
+    "VideoRecorder",
+    "atari_preprocessing",
     "BinarizeReward",
     "CatFrames",
     "CatTensors",
