@@ -1,11 +1,20 @@
 """The batching engine: ``SerialEnv`` (in this process) and ``ParallelEnv`` (worker processes).
 
 Example:
-    >>> from hub.batching import SerialEnv
+    >>> from hub.batching import ParallelEnv, SerialEnv
 """
 
 from hub.batching.batched import BatchedEnvBase
+from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning
 from hub.batching.serial import SerialEnv
 from hub.batching.stacking import split_inputs, stack_like
 
-__all__ = ["BatchedEnvBase", "SerialEnv", "split_inputs", "stack_like"]
+__all__ = [
+    "AsyncCallError",
+    "BatchedEnvBase",
+    "ParallelEnv",
+    "SerialEnv",
+    "WorkerRestartWarning",
+    "split_inputs",
+    "stack_like",
+]

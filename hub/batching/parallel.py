@@ -1,0 +1,598 @@
+"""``ParallelEnv``: one env per worker process, as one batched env.
+
+Same API and same results as :class:`hub.SerialEnv` (identical rollouts for the same seeds), with
+the sub-envs stepping in parallel. Step data goes through shared memory laid out from the specs;
+each step or reset is one byte each way per worker (see :mod:`hub.batching.signals`);
+``step_and_maybe_reset`` resets inside the workers, so a step that ends episodes still costs one
+message per worker. A worker's exception re-raises here as :class:`hub.errors.WorkerError` with
+its traceback; a dead worker is reported within a bounded time, never waited for forever.
+
+Example:
+    >>> import hub
+    >>> from hub.envs.builtin import CountingEnv
+    >>> env = hub.ParallelEnv(2, CountingEnv, {"max_steps": 4})
+    >>> env.max_steps
+    [4, 4]
+    >>> env.rollout(3)["next", "observation"].squeeze(-1).tolist()
+    [[1, 2, 3], [1, 2, 3]]
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from hub.batching import signals as sig
+from hub.batching.batched import BatchedEnvBase, EnvFactory, rows_where
+from hub.batching.pool import Answer, Pending, WorkerPool
+from hub.batching.shared_buffers import BufferLayout, SharedViews
+from hub.envs.base import EnvBase
+from hub.envs.reset_masks import read_reset_masks
+from hub.envs.seeding import next_seed
+from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
+
+__all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
+
+
+class AsyncCallError(HubError, RuntimeError):
+    """``step_send``/``step_fetch`` (or the reset pair) used out of order."""
+
+
+class WorkerRestartWarning(RuntimeWarning):
+    """A failed worker was rebuilt (``restart_failed=True``)."""
+
+
+@dataclass
+class _Job:
+    """A step or reset sent to the workers, waiting for (or holding) their answers."""
+
+    kind: str  # "step" or "reset"
+    pending: Pending
+    rows: list[int]
+    tensordict: TensorDictBase | None
+    fused: bool = False  # a step that resets inside the workers
+    full: bool = True  # a reset of whole sub-envs, without input data
+    kwargs: dict[str, Any] | None = None
+
+
+class _WorkerSpecs:
+    """A worker's specs, as the batched base reads them from an env."""
+
+    def __init__(self, description: dict[str, Any]) -> None:
+        self.batch_size = torch.Size(description["batch_size"])
+        device = description["device"]
+        self.device = torch.device(device) if device is not None else None
+        for name in (
+            "full_observation_spec",
+            "full_reward_spec",
+            "full_done_spec",
+            "full_action_spec",
+            "full_state_spec",
+        ):
+            setattr(self, name, description[name])
+
+
+class ParallelEnv(BatchedEnvBase):
+    """Run ``num_workers`` envs in worker processes as one env of batch size ``[num_workers]``.
+
+    Args:
+        num_workers: the number of worker processes (one sub-env each).
+        create_env_fn: builds one env (or one callable per worker). With ``spawn`` or
+            ``forkserver`` it must pickle: a module-level function, a class, or a
+            ``functools.partial`` of one.
+        create_env_kwargs: keyword arguments for ``create_env_fn`` (one dict for all, or one per
+            worker).
+        device: where the batched data lives (default: the sub-envs' device).
+        checks: check actions and outputs against the specs in this process (see
+            :class:`hub.EnvBase`; a non-finite reward then raises).
+        start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` (default: ``fork`` when this
+            process runs one Python thread and the platform has it, else ``forkserver``, else
+            ``spawn``; see ``docs/batching.md`` for the measurements).
+        restart_failed: rebuild a worker that raises or dies (its env is created and seeded
+            again), warn with :class:`WorkerRestartWarning` and count it in ``restarts``; the
+            failed step reports that sub-env's episode as truncated. Without it, the failure
+            raises :class:`hub.errors.WorkerError`.
+        timeout: seconds that ``step``, ``reset`` and the other synchronous calls wait for the
+            workers before raising :class:`hub.errors.WorkerTimeoutError` (``None``: as long as
+            they are alive; a dead worker is always reported).
+        shutdown_timeout: seconds ``close()`` gives the workers to exit before killing them.
+
+    Attributes:
+        restarts: how many times each worker was rebuilt.
+        start_method: the start method in use.
+
+    ``step_send(td)`` / ``step_fetch(timeout=None)`` and ``reset_send(td=None)`` /
+    ``reset_fetch(timeout=None)`` split a step or a reset in two, so that the parent can work
+    while the workers step.
+    """
+
+    def __init__(
+        self,
+        num_workers: int,
+        create_env_fn: EnvFactory | Sequence[EnvFactory],
+        create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        *,
+        device: Any = None,
+        checks: bool = False,
+        start_method: str | None = None,
+        restart_failed: bool = False,
+        timeout: float | None = None,
+        shutdown_timeout: float = 3.0,
+        spec_locked: bool = True,
+    ) -> None:
+        self.restart_failed = restart_failed
+        self.timeout = timeout
+        self._start_method = start_method
+        self._shutdown_timeout = shutdown_timeout
+        self._pool: WorkerPool | None = None
+        self._views: SharedViews | None = None
+        self._descriptions: list[dict[str, Any]] = []
+        self._job: _Job | None = None  # sent with *_send (or timed out), not fetched yet
+        self._fetched: _Job | None = None  # answered, about to be read by _step / _reset
+        self._prereset: set[int] | None = None  # workers that reset inside a fused step
+        self._fuse = False
+        self._seeds: list[int | None] = []
+        self.restarts: list[int] = []
+        self._constructed = False
+        super().__init__(
+            num_workers,
+            create_env_fn,
+            create_env_kwargs,
+            device=device,
+            checks=checks,
+            spec_locked=spec_locked,
+        )
+        self._seeds = [None] * num_workers
+        self.restarts = [0] * num_workers
+        self._constructed = True
+
+    # ---------------------------------------------------------------- start-up
+    @property
+    def start_method(self) -> str:
+        """The start method of the worker processes."""
+        return self._pool.start_method if self._pool is not None else str(self._start_method)
+
+    def _meta_env(self) -> _WorkerSpecs:
+        n = len(self._factories)
+        pool = WorkerPool(
+            self._factories, self._factory_kwargs, self._start_method, self._shutdown_timeout
+        )
+        self._pool = pool
+        try:
+            for i in range(n):
+                pool.start(i)
+            answers = pool.collect(Pending("start-up", set(range(n))), self.timeout)
+            self._raise_failures(answers, "start-up (building the env)", restart=False)
+        except BaseException:
+            pool.shutdown()
+            raise
+        self._descriptions = [answers[i].payload for i in range(n)]
+        return _WorkerSpecs(self._descriptions[0])
+
+    def _worker_specs(self) -> list[_WorkerSpecs]:
+        return [_WorkerSpecs(d) for d in self._descriptions]
+
+    def _ready_pool(self) -> WorkerPool:
+        pool = self._pool
+        if pool is None or pool.closed:
+            raise ClosedEnvError(
+                "this ParallelEnv is closed (its workers are stopped); build a new one."
+            )
+        if self._views is None:
+            self._setup_buffers(pool)
+        return pool
+
+    def _layout(self) -> BufferLayout:
+        self._keys()
+
+        def leaves(spec: Any) -> list[tuple[Any, Any]]:
+            return [(k, spec[k]) for k in spec.keys(include_nested=True, leaves_only=True)]
+
+        obs = leaves(self.full_observation_spec)
+        reward = leaves(self.full_reward_spec)
+        done = leaves(self.full_done_spec)
+        state = leaves(self.full_state_spec)
+        action = leaves(self.full_action_spec)
+        flags = [
+            (reset_key, self.full_done_spec[done_key])
+            for reset_key, done_key in zip(self._reset_keys, self._done_flag_keys)
+        ]
+        groups = {
+            "input": _unique(action + state),
+            "next": _unique(obs + reward + done + state),
+            "reset_in": _unique(obs + done + state + flags),
+            "reset_out": _unique(obs + done + state),
+        }
+        return BufferLayout.from_groups(
+            tuple(self.batch_size), groups, optional=frozenset(("next", "reset_in", "reset_out"))
+        )
+
+    def _setup_buffers(self, pool: WorkerPool) -> None:
+        layout = self._layout()
+        views = pool.buffers.map(layout)
+        answers = pool.collect(
+            pool.send_control(range(self.num_workers), "layout", layout), self.timeout
+        )
+        self._raise_failures(answers, "setting up the shared buffers", restart=False)
+        self._views = views
+        self._input = views.leaves("input")
+        self._next = views.leaves("next")
+        self._reset_in = views.leaves("reset_in")
+        self._reset_out = views.leaves("reset_out")
+        self._fusable = len(self._done_prefixes) == 1
+
+    # ---------------------------------------------------------------- failures
+    def _raise_failures(self, answers: dict[int, Answer], what: str, restart: bool) -> list[int]:
+        """Raise the first failure among ``answers`` as a WorkerError, or (with
+        ``restart_failed``) rebuild the failed workers and return their indices."""
+        errors = []
+        for i in sorted(answers):
+            answer = answers[i]
+            if answer.status == sig.ERROR:
+                name, message, tb = answer.payload
+                errors.append(
+                    WorkerError(
+                        f"worker {i} raised {name} during {what}: {message}",
+                        worker=i,
+                        traceback=tb,
+                    )
+                )
+            elif answer.died:
+                errors.append(
+                    WorkerError(
+                        f"worker {i} {self._pool.dead.get(i, 'died')} during {what} "
+                        f"(exit code {answer.exitcode}).",
+                        worker=i,
+                    )
+                )
+        if not errors:
+            return []
+        if restart and self.restart_failed:
+            for error in errors:
+                self._restart(error.worker, str(error).split("\n", 1)[0])
+            return [e.worker for e in errors]
+        first = errors[0]
+        if len(errors) > 1:
+            first.args = (
+                f"{first.args[0]}\n\n(workers {[e.worker for e in errors[1:]]} failed too)",
+            )
+        raise first
+
+    def _restart(self, index: int, reason: str) -> None:
+        pool = self._pool
+        pool.stop(index)
+        pool.start(index)
+        answers = pool.collect(Pending("restart", {index}), self.timeout)
+        self._raise_failures(answers, f"restarting worker {index}", restart=False)
+        if self._views is not None:
+            answers = pool.collect(
+                pool.send_control([index], "layout", self._views.layout), self.timeout
+            )
+            self._raise_failures(answers, f"restarting worker {index}", restart=False)
+        self.restarts[index] += 1
+        seed = self._seeds[index]
+        if seed is not None:
+            seed = next_seed(seed + (self.restarts[index] << 40))
+            answers = pool.collect(pool.send_control([index], "seed", (seed, False)), self.timeout)
+            self._raise_failures(answers, f"seeding restarted worker {index}", restart=False)
+        warnings.warn(
+            f"ParallelEnv worker {index} was rebuilt after a failure ({reason}); it has been "
+            f"restarted {self.restarts[index]} time(s).",
+            WorkerRestartWarning,
+            stacklevel=4,
+        )
+
+    # ---------------------------------------------------------------- async state
+    def _idle(self, what: str) -> None:
+        job = self._job
+        if job is not None:
+            raise AsyncCallError(
+                f"{what}() was called while a {job.kind} is pending (sent with {job.kind}_send() "
+                f"or timed out); call {job.kind}_fetch() first."
+            )
+
+    def _wait(self, job: _Job, timeout: float | None) -> dict[int, Answer]:
+        self._job = job  # kept if the wait times out, so that *_fetch can resume it
+        answers = self._pool.collect(job.pending, timeout)
+        self._job = None
+        return answers
+
+    # ---------------------------------------------------------------- step
+    def _write_inputs(self, tensordict: TensorDictBase) -> None:
+        for leaf, view in self._input:
+            value = tensordict.get(leaf.key)
+            if value.shape != view.shape:
+                raise SpecMismatchError(
+                    leaf.key,
+                    f"shape {list(view.shape)}",
+                    f"shape {list(value.shape)}",
+                    where="step",
+                )
+            view.copy_(value)
+
+    def _step_send(self, tensordict: TensorDictBase, fused: bool) -> _Job:
+        pool = self._ready_pool()
+        active = self._step_workers(tensordict)
+        rows = rows_where(active, self.num_workers)
+        self._write_inputs(tensordict)
+        op = sig.STEP_RESET if fused else sig.STEP
+        return _Job("step", pool.send(rows, op, "step"), rows, tensordict, fused=fused)
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        job, self._fetched = self._fetched, None
+        if job is None:
+            self._idle("step")
+            job = self._step_send(tensordict, self._fuse and self._fusable)
+        answers = self._wait(job, self.timeout)
+        restarted = self._raise_failures(answers, "step", restart=True)
+        if job.fused:
+            self._prereset = {i for i, a in answers.items() if a.status == sig.DID_RESET}
+        out = self._read(self._next, job.rows)
+        if restarted:
+            _truncate_rows(out, tensordict, restarted, self._done_prefixes, self._reward_keys)
+        return self._output_device(out)
+
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """Step, then reset the sub-envs whose episode ended, inside the workers (one message
+        per worker and step). Same results as :meth:`hub.EnvBase.step_and_maybe_reset`."""
+        self._fuse = True
+        try:
+            return super().step_and_maybe_reset(tensordict)
+        finally:
+            self._fuse = False
+            self._prereset = None
+
+    def step_send(self, tensordict: TensorDictBase) -> None:
+        """Start a step; :meth:`step_fetch` returns its result.
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(2, CountingEnv)
+            >>> env.step_send(env.rand_action(env.reset()))
+            >>> env.step_fetch(timeout=30)["next", "observation"].squeeze(-1).tolist()
+            [1, 1]
+            >>> env.close()
+        """
+        if self._closed:
+            raise self._closed_error("step_send")
+        self._idle("step_send")
+        self._keys()
+        self._check_batch(tensordict, "step")
+        self._check_actions(tensordict)
+        self._job = self._step_send(tensordict, fused=False)
+
+    def step_fetch(self, timeout: float | None = None) -> TensorDictBase:
+        """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and return
+        it, as :meth:`step` would. On :class:`hub.errors.WorkerTimeoutError` the step stays
+        pending: fetch again to get it."""
+        job = self._take_job("step", timeout)
+        self._fetched = job
+        if job.fused:
+            return self.step_and_maybe_reset(job.tensordict)
+        return EnvBase.step(self, job.tensordict)
+
+    def _take_job(self, kind: str, timeout: float | None) -> _Job:
+        if self._closed:
+            raise self._closed_error(f"{kind}_fetch")
+        job = self._job
+        if job is None or job.kind != kind:
+            pending = f" (a {job.kind} is pending: {job.kind}_fetch() collects it)" if job else ""
+            raise AsyncCallError(
+                f"{kind}_fetch() was called without a pending {kind}_send(){pending}; "
+                f"call {kind}_send() first."
+            )
+        self._wait(job, timeout)
+        return job
+
+    # ---------------------------------------------------------------- reset
+    def _reset_send(
+        self, tensordict: TensorDictBase | None, kwargs: dict[str, Any], skip: set[int]
+    ) -> _Job:
+        pool = self._ready_pool()
+        need = self._reset_workers(tensordict)
+        full = need is None
+        rows = rows_where(need, self.num_workers)
+        targets = [i for i in rows if i not in skip]
+        if not full and targets:
+            self._write_reset_inputs(tensordict)
+        if kwargs:
+            pending = pool.send_control(targets, "reset", (not full, kwargs))
+        else:
+            pending = pool.send(targets, sig.RESET if full else sig.RESET_PARTIAL, "reset")
+        return _Job("reset", pending, rows, tensordict, full=full, kwargs=kwargs)
+
+    def _write_reset_inputs(self, tensordict: TensorDictBase) -> None:
+        present = self._views.present
+        for leaf, view in self._reset_in:
+            value = tensordict.get(leaf.key, None)
+            if not isinstance(value, torch.Tensor) or value.shape != view.shape:
+                present[:, leaf.flag] = False
+                continue
+            view.copy_(value)
+            present[:, leaf.flag] = True
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        job, self._fetched = self._fetched, None
+        prereset, self._prereset = self._prereset, None
+        if job is None:
+            self._idle("reset")
+            job = self._reset_send(tensordict, kwargs, prereset or set())
+        if prereset and not prereset.issubset(job.rows):
+            raise HubError(
+                f"workers {sorted(prereset - set(job.rows))} reset inside a step but the reset "
+                "does not include them (a ParallelEnv bug; please report it)."
+            )
+        answers = self._wait(job, self.timeout)
+        failed = self._raise_failures(answers, "reset", restart=True)
+        if failed:  # the rebuilt workers reset once more; a second failure raises
+            retry = self._reset_send(tensordict, kwargs, set(job.rows) - set(failed))
+            self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
+        out = self._read(self._reset_out, job.rows)
+        if not job.full:
+            _fill_untouched(out, tensordict, job.rows, self.num_workers)
+        return self._output_device(out)
+
+    def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
+        """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
+        returns its result.
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(2, CountingEnv)
+            >>> env.reset_send()
+            >>> env.reset_fetch(timeout=30)["observation"].squeeze(-1).tolist()
+            [0, 0]
+            >>> env.close()
+        """
+        if self._closed:
+            raise self._closed_error("reset_send")
+        self._idle("reset_send")
+        self._keys()
+        pool_job: _Job | None = None
+        if tensordict is not None:
+            self._check_batch(tensordict, "reset")
+            masks = read_reset_masks(tensordict, self._done_prefixes)
+            if masks is not None and not any(bool(m.any()) for m in masks.values()):
+                pool_job = _Job("reset", Pending("reset", set()), [], tensordict, full=False)
+        if pool_job is None:
+            pool_job = self._reset_send(tensordict, kwargs, set())
+        pool_job.kwargs = kwargs
+        self._job = pool_job
+
+    def reset_fetch(self, timeout: float | None = None) -> TensorDictBase:
+        """Wait (at most ``timeout`` seconds) for the reset started by :meth:`reset_send` and
+        return it, as :meth:`reset` would."""
+        job = self._take_job("reset", timeout)
+        self._fetched = job if job.rows or job.full else None
+        return EnvBase.reset(self, job.tensordict, **(job.kwargs or {}))
+
+    # ---------------------------------------------------------------- reading
+    def _read(self, leaves: list[Any], rows: list[int]) -> TensorDictBase:
+        """Copy a group out of shared memory (the entries the first of ``rows`` wrote)."""
+        flags = self._views.present[rows[0]].tolist() if rows else None
+        data = {}
+        for leaf, view in leaves:
+            if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
+                continue
+            data[leaf.key] = view.clone()
+        return TensorDict(data, batch_size=self.batch_size)
+
+    # ---------------------------------------------------------------- seeds and attributes
+    def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
+        pool = self._ready_pool()
+        self._idle("set_seed")
+        for i in range(self.num_workers):
+            self._seeds[i] = seed
+            answers = pool.collect(
+                pool.send_control([i], "seed", (seed, static_seed)), self.timeout
+            )
+            self._raise_failures(answers, "set_seed", restart=False)
+            seed = answers[i].payload
+        return seed
+
+    def _control(self, operation: str, payloads: Any, what: str) -> list[Any]:
+        pool = self._ready_pool()
+        self._idle(what)
+        answers = pool.collect(
+            pool.send_control(range(self.num_workers), operation, payloads), self.timeout
+        )
+        for i, answer in sorted(answers.items()):
+            if answer.status == sig.ERROR and answer.payload[0] == "AttributeError":
+                raise AttributeError(f"worker {i}: {answer.payload[1]}")
+        self._raise_failures(answers, what, restart=False)
+        return [answers[i].payload for i in range(self.num_workers)]
+
+    def get_attr(self, name: str) -> list[Any]:
+        """The attribute ``name`` of every sub-env, in worker order (methods come back as
+        placeholders: call them with :meth:`call`).
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(2, CountingEnv, [{"max_steps": 3}, {"max_steps": 5}])
+            >>> env.get_attr("max_steps")
+            [3, 5]
+            >>> env.close()
+        """
+        if not self._constructed:  # still constructing: nothing to forward to
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self._control("getattr", name, f"get_attr({name!r})")
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every sub-env (one value each, or one for all)."""
+        per_worker = self._per_worker(values)
+        self._control("setattr", lambda i: (name, per_worker[i]), f"set_attr({name!r})")
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of every sub-env with the same arguments; one result each."""
+        return self._control("call", (name, args, kwargs), f"call({name!r})")
+
+    # ---------------------------------------------------------------- life cycle
+    def _close(self) -> None:
+        self._job = self._fetched = None
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers still running."""
+        return [] if self._pool is None else self._pool.alive_children()
+
+
+def _unique(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    seen = {}
+    for key, spec in pairs:
+        seen.setdefault(key, spec)
+    return list(seen.items())
+
+
+def _fill_untouched(
+    out: TensorDictBase, previous: TensorDictBase | None, rows: list[int], n: int
+) -> None:
+    """Rows that were not reset take the caller's values (or zeros), as ``SerialEnv`` does."""
+    keep = torch.ones(n, dtype=torch.bool)
+    keep[rows] = False
+    if not bool(keep.any()):
+        return
+    for key in out.keys(include_nested=True, leaves_only=True):
+        value = out.get(key)
+        old = previous.get(key, None) if previous is not None else None
+        if isinstance(old, torch.Tensor) and old.shape == value.shape:
+            value[keep] = old[keep].to(value.device)
+        else:
+            value[keep] = 0
+
+
+def _truncate_rows(
+    out: TensorDictBase,
+    previous: TensorDictBase,
+    rows: list[int],
+    prefixes: list[tuple[str, ...]],
+    reward_keys: list[Any],
+) -> None:
+    """The step of a rebuilt worker: its episode is cut where it was (previous observations,
+    zero reward, ``truncated`` and ``done`` set, ``terminated`` unset)."""
+    for key in out.keys(include_nested=True, leaves_only=True):
+        value = out.get(key)
+        old = previous.get(key, None)
+        for i in rows:
+            if key in reward_keys or not isinstance(old, torch.Tensor) or old.shape != value.shape:
+                value[i] = 0
+            else:
+                value[i] = old[i]
+    for prefix in prefixes:
+        for name, flag in (("done", True), ("truncated", True), ("terminated", False)):
+            key = prefix + (name,) if prefix else name
+            value = out.get(key, None)
+            if value is not None:
+                for i in rows:
+                    value[i] = flag

@@ -1,0 +1,352 @@
+"""The worker processes of a ``ParallelEnv``: start, watch, collect answers, restart, stop.
+
+Waiting never hangs on a dead worker: the parent waits with ``poll`` on the answer pipes, and a
+worker that dies closes its pipe, which wakes the parent at once with an EOF; in case another
+process still holds that pipe (a grandchild started with ``fork``), liveness is also checked every
+``LIVENESS_S`` seconds. Stopping is bounded: ``CLOSE`` to every worker, then ``SIGTERM`` and
+``SIGKILL`` to those still running after ``shutdown_timeout``. The same shutdown runs from
+``close()``, when the env is garbage-collected and at interpreter exit (``weakref.finalize``), and
+only in the process that started the workers.
+
+Example:
+    >>> describe_exit(-9)
+    'was killed by signal SIGKILL'
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+import weakref
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from multiprocessing import reduction
+from typing import Any
+
+from hub.batching import signals as sig
+from hub.batching.shared_buffers import SharedBuffers
+from hub.batching.worker import worker_main
+from hub.errors import HubError, WorkerError, WorkerTimeoutError
+
+__all__ = ["WorkerPool", "Answer", "Pending", "describe_exit", "resolve_start_method"]
+
+LIVENESS_S = 0.5
+
+
+@dataclass
+class Answer:
+    """One worker's answer to one command: a status byte, maybe a payload, or its death."""
+
+    status: bytes
+    payload: Any = None
+    exitcode: int | None = None
+
+    @property
+    def died(self) -> bool:
+        return self.status == b""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (b"", sig.ERROR)
+
+
+@dataclass
+class Pending:
+    """A command sent to some workers whose answers are (partly) still to come."""
+
+    what: str
+    waiting: set[int]
+    answers: dict[int, Answer] = field(default_factory=dict)
+
+
+def describe_exit(code: int | None) -> str:
+    """A worker's exit code in words."""
+    if code is None:
+        return "closed its pipe without exiting"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"was killed by signal {name}"
+    return f"exited with code {code}"
+
+
+def resolve_start_method(start_method: str | None) -> str:
+    """The start method to use: ``start_method``, else ``fork`` where the platform has it and
+    this process runs a single Python thread, else ``forkserver``, else ``spawn``.
+
+    ``fork`` starts a worker in milliseconds (it needs no import and no pickling), but forking a
+    process in which other threads run can deadlock the child; ``forkserver`` is safe with
+    threads and, after its first use, nearly as fast (see ``docs/batching.md``).
+    """
+    methods = mp.get_all_start_methods()
+    if start_method is not None:
+        if start_method not in methods:
+            raise ValueError(
+                f"start_method {start_method!r} is not available here; choose one of {methods}."
+            )
+        return start_method
+    import threading
+
+    if "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _check_picklable(what: str, value: Any, start_method: str) -> None:
+    try:
+        reduction.ForkingPickler.dumps(value)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure gets the same advice
+        raise HubError(
+            f"{what} cannot be sent to a worker started with start_method={start_method!r}: "
+            f"{type(exc).__name__}: {exc}. A new interpreter receives the factory pickled, and "
+            "lambdas and local functions do not pickle: pass a module-level function or a "
+            "functools.partial of one (or an env class), or use start_method='fork' where the "
+            "platform has it."
+        ) from exc
+
+
+class WorkerPool:
+    """The processes, pipes and shared file behind one ``ParallelEnv``."""
+
+    def __init__(
+        self,
+        factories: list[Callable[..., Any]],
+        kwargs: list[dict[str, Any]],
+        start_method: str | None,
+        shutdown_timeout: float,
+    ) -> None:
+        self.start_method = resolve_start_method(start_method)
+        self.ctx = mp.get_context(self.start_method)
+        self.factories = factories
+        self.kwargs = kwargs
+        self.num_workers = len(factories)
+        self.shutdown_timeout = shutdown_timeout
+        if self.start_method != "fork":
+            for i, (fn, kw) in enumerate(zip(factories, kwargs)):
+                _check_picklable(f"create_env_fn (worker {i})", fn, self.start_method)
+                _check_picklable(f"create_env_kwargs (worker {i})", kw, self.start_method)
+        if mp.current_process().daemon:
+            raise HubError(
+                "ParallelEnv cannot start workers from a daemonic process (Python forbids "
+                "daemonic processes to have children). Use SerialEnv inside that process, or make "
+                "the outer process non-daemonic (ParallelEnv's own workers are)."
+            )
+        from hub.dispatch import backend_state
+
+        self.backend_state = backend_state()
+        self.owner_pid = os.getpid()
+        self.buffers = SharedBuffers.create()
+        self.procs: list[Any] = [None] * self.num_workers
+        self.channels: list[sig.ParentChannel | None] = [None] * self.num_workers
+        self.dead: dict[int, str] = {}
+        self._fd_index: dict[int, int] = {}
+        self._finalizer = weakref.finalize(
+            self,
+            _shutdown,
+            self.procs,
+            self.channels,
+            self.buffers,
+            self.owner_pid,
+            shutdown_timeout,
+        )
+
+    # ---------------------------------------------------------------- starting
+    def start(self, index: int) -> None:
+        """Start (or restart) worker ``index``; its specs answer comes through :meth:`collect`."""
+        parent, child = sig.channel_pair(self.ctx)
+        close_fds = sig.parent_side_fds() if self.start_method == "fork" else []
+        proc = self.ctx.Process(
+            target=worker_main,
+            args=(
+                index,
+                self.factories[index],
+                self.kwargs[index],
+                child,
+                self.buffers.handle(),
+                self.backend_state,
+                self.owner_pid,
+                close_fds,
+            ),
+            name=f"hub-ParallelEnv-worker-{index}",
+            daemon=False,  # workers may run batched envs of their own
+        )
+        try:
+            proc.start()
+        finally:
+            child.close()
+        self.procs[index] = proc
+        self.channels[index] = parent
+        self._fd_index[parent.ack_fd] = index
+        self.dead.pop(index, None)
+
+    def stop(self, index: int) -> None:
+        """Kill worker ``index`` at once (before a restart)."""
+        proc, channel = self.procs[index], self.channels[index]
+        if channel is not None:
+            self._fd_index.pop(channel.ack_fd, None)
+            channel.close()
+            self.channels[index] = None
+        if proc is not None:
+            if proc.is_alive():
+                proc.kill()
+            proc.join(5)
+            self.procs[index] = None
+
+    # ---------------------------------------------------------------- talking
+    def channel(self, index: int) -> sig.ParentChannel:
+        channel = self.channels[index]
+        if index in self.dead or channel is None:
+            raise WorkerError(
+                f"worker {index} of this ParallelEnv {self.dead.get(index, 'is stopped')} "
+                "earlier; the env cannot continue. Build a new env, or pass restart_failed=True "
+                "to rebuild failed workers automatically.",
+                worker=index,
+            )
+        return channel
+
+    def send(self, indices: Iterable[int], op: bytes, what: str) -> Pending:
+        """Send a one-byte command to ``indices``; a worker found dead answers as dead."""
+        pending = Pending(what, set())
+        for i in indices:
+            channel = self.channel(i)
+            try:
+                channel.send(op)
+            except OSError:
+                pending.answers[i] = self._death(i)
+                continue
+            pending.waiting.add(i)
+        return pending
+
+    def send_control(self, indices: Iterable[int], operation: str, payloads: Any) -> Pending:
+        """Send a control command; ``payloads`` is one payload per index (a list) or a callable
+        of the index."""
+        pending = Pending(operation, set())
+        for i in indices:
+            payload = payloads(i) if callable(payloads) else payloads
+            channel = self.channel(i)
+            try:
+                channel.send_control(operation, payload)
+            except OSError:
+                pending.answers[i] = self._death(i)
+                continue
+            pending.waiting.add(i)
+        return pending
+
+    def collect(self, pending: Pending, timeout: float | None) -> dict[int, Answer]:
+        """Wait for every answer of ``pending`` (at most ``timeout`` seconds).
+
+        Raises:
+            WorkerTimeoutError: when ``timeout`` passes first; ``pending`` keeps what came, and a
+                later call waits for the rest.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pending.waiting:
+            fds = [self.channels[i].ack_fd for i in pending.waiting]
+            wait = LIVENESS_S
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
+            ready = sig.wait_for(fds, wait)
+            for fd in ready:
+                i = self._fd_index[fd]
+                pending.answers[i] = self._read_answer(i)
+                pending.waiting.discard(i)
+            if ready:
+                continue
+            for i in list(pending.waiting):
+                if not self.procs[i].is_alive():
+                    pending.answers[i] = self._death(i)
+                    pending.waiting.discard(i)
+            if pending.waiting and deadline is not None and time.monotonic() >= deadline:
+                first = min(pending.waiting)
+                raise WorkerTimeoutError(
+                    f"{pending.what}: workers {sorted(pending.waiting)} did not answer within "
+                    f"{timeout} s. Nothing is lost: fetch again to keep waiting (close() stops "
+                    "the workers).",
+                    worker=first,
+                )
+        return pending.answers
+
+    def _read_answer(self, index: int) -> Answer:
+        channel = self.channels[index]
+        try:
+            status = channel.read_status()
+            if status in (sig.VALUE, sig.ERROR):
+                return Answer(status, channel.read_payload())
+        except (OSError, EOFError):
+            status = b""
+        if status == b"":
+            return self._death(index)
+        return Answer(status)
+
+    def _death(self, index: int) -> Answer:
+        proc = self.procs[index]
+        if proc is not None:
+            proc.join(2.0)
+            code = proc.exitcode
+        else:
+            code = None
+        self.dead[index] = describe_exit(code)
+        return Answer(b"", exitcode=code)
+
+    # ---------------------------------------------------------------- stopping
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def shutdown(self) -> None:
+        """Stop every worker and release the pipes and the shared file (idempotent)."""
+        self._finalizer()
+
+    def alive_children(self) -> list[int]:
+        """The pids of the worker processes still running."""
+        return [p.pid for p in self.procs if p is not None and p.is_alive()]
+
+
+def _shutdown(
+    procs: list[Any],
+    channels: list[sig.ParentChannel | None],
+    buffers: SharedBuffers,
+    owner_pid: int,
+    timeout: float,
+) -> None:
+    """Stop the workers: CLOSE, then SIGTERM, then SIGKILL (only in the owner process)."""
+    if os.getpid() != owner_pid:  # a forked copy of the env: the workers are not ours
+        return
+    for channel in channels:
+        if channel is not None:
+            try:
+                channel.send(sig.CLOSE)
+            except OSError:
+                pass
+    deadline = time.monotonic() + timeout
+    listening = {ch.ack_fd: ch for ch in channels if ch is not None}
+    while any(p is not None and p.is_alive() for p in procs):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sentinels = [p.sentinel for p in procs if p is not None and p.exitcode is None]
+        ready = set(sig.wait_for(list(listening) + sentinels, min(left, LIVENESS_S)))
+        for fd in ready & set(listening):  # drain answers so that no worker blocks writing
+            try:
+                if not os.read(fd, 65536):
+                    listening.pop(fd)
+            except OSError:
+                listening.pop(fd)
+    for p in procs:
+        if p is not None and p.is_alive():
+            p.terminate()
+    for p in procs:
+        if p is not None:
+            p.join(1.0)
+            if p.is_alive():
+                p.kill()
+                p.join(1.0)
+    for i, channel in enumerate(channels):
+        if channel is not None:
+            channel.close()
+            channels[i] = None
+    buffers.close()

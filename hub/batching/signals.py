@@ -1,0 +1,179 @@
+"""Signalling between a ``ParallelEnv`` and its workers: one-byte messages over OS pipes.
+
+Each worker has two one-way pipes: commands (parent -> worker) and answers (worker -> parent).
+A step or a reset is one byte each way; the data itself sits in shared memory. Rare control
+messages (seeding, attribute access, ``call``, errors) follow their byte as a length-prefixed
+pickle, between this process and the children it started (never a network peer).
+
+Why pipes: on the 2-core machine they matched POSIX semaphores and ``eventfd`` in round-trip
+time, beat ``multiprocessing.Event`` and duplex ``Connection`` objects by 3-10x, and spinning on
+a shared flag was ~100x slower under load (see ``docs/batching.md``). A pipe also reports a dead
+peer by itself: when a worker dies its end closes and ``poll`` wakes the parent with an EOF, so a
+crash is noticed at once, without polling for it.
+
+Example:
+    >>> parent, child = channel_pair()
+    >>> parent.send(STEP)
+    >>> child.recv_op(timeout=1.0) == STEP
+    True
+    >>> child.reply(OK)
+    >>> parent.read_status()
+    b'k'
+    >>> parent.close(); child.close()
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import threading
+from multiprocessing import connection
+from multiprocessing.context import BaseContext
+from typing import Any
+
+__all__ = [
+    "ParentChannel",
+    "WorkerChannel",
+    "channel_pair",
+    "wait_for",
+    "parent_side_fds",
+    "STEP",
+    "STEP_RESET",
+    "RESET",
+    "RESET_PARTIAL",
+    "CONTROL",
+    "CLOSE",
+    "OK",
+    "DID_RESET",
+    "VALUE",
+    "ERROR",
+]
+
+# commands (parent -> worker)
+STEP = b"s"  # step with the inputs in shared memory
+STEP_RESET = b"S"  # step, then reset in place if the episode ended
+RESET = b"R"  # full reset
+RESET_PARTIAL = b"P"  # partial reset from the "reset_in" buffers
+CONTROL = b"c"  # a pickled (operation, arguments) follows
+CLOSE = b"q"
+
+# answers (worker -> parent)
+OK = b"k"
+DID_RESET = b"r"  # STEP_RESET: the worker also reset
+VALUE = b"v"  # a pickled value follows
+ERROR = b"e"  # a pickled (type name, message, traceback) follows
+
+# every parent-side pipe end of every ParallelEnv in this process: a worker started with fork
+# closes them, so that only the parent holds them (a dead parent then means EOF for its workers).
+_PARENT_FDS: set[int] = set()
+_FDS_LOCK = threading.Lock()
+
+
+def parent_side_fds() -> list[int]:
+    """The pipe ends that belong to parents in this process (closed in forked workers)."""
+    with _FDS_LOCK:
+        return sorted(_PARENT_FDS)
+
+
+class ParentChannel:
+    """The parent's ends of one worker's pipes."""
+
+    def __init__(self, cmd: connection.Connection, ack: connection.Connection) -> None:
+        self._cmd = cmd
+        self._ack = ack
+        self.cmd_fd = cmd.fileno()
+        self.ack_fd = ack.fileno()
+        with _FDS_LOCK:
+            _PARENT_FDS.update((self.cmd_fd, self.ack_fd))
+
+    def send(self, op: bytes) -> None:
+        """Send a one-byte command (raises ``BrokenPipeError`` when the worker is gone)."""
+        os.write(self.cmd_fd, op)
+
+    def send_control(self, operation: str, payload: Any = None) -> None:
+        """Send a control command with a pickled ``(operation, payload)``."""
+        data = pickle.dumps((operation, payload), protocol=pickle.HIGHEST_PROTOCOL)
+        os.write(self.cmd_fd, CONTROL)
+        self._cmd.send_bytes(data)
+
+    def read_status(self) -> bytes:
+        """Read one answer byte (``b""`` when the worker's end is closed: it died)."""
+        return os.read(self.ack_fd, 1)
+
+    def read_payload(self) -> Any:
+        """Read the pickle that follows a ``VALUE`` or ``ERROR`` byte."""
+        return pickle.loads(self._ack.recv_bytes())
+
+    def close(self) -> None:
+        with _FDS_LOCK:
+            _PARENT_FDS.difference_update((self.cmd_fd, self.ack_fd))
+        for conn in (self._cmd, self._ack):
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+
+class WorkerChannel:
+    """The worker's ends of its pipes (picklable for every start method)."""
+
+    def __init__(self, cmd: connection.Connection, ack: connection.Connection) -> None:
+        self._cmd = cmd
+        self._ack = ack
+        self._poll: Any = None
+
+    def _fds(self) -> tuple[int, int]:
+        return self._cmd.fileno(), self._ack.fileno()
+
+    def recv_op(self, timeout: float | None) -> bytes | None:
+        """Wait for a command byte; ``None`` when ``timeout`` passed, ``b""`` at EOF."""
+        fd = self._cmd.fileno()
+        if self._poll is None:
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLIN)
+        if not self._poll.poll(None if timeout is None else int(timeout * 1000)):
+            return None
+        return os.read(fd, 1)
+
+    def recv_control(self) -> tuple[str, Any]:
+        """Read the pickled ``(operation, payload)`` that follows a ``CONTROL`` byte."""
+        return pickle.loads(self._cmd.recv_bytes())
+
+    def reply(self, status: bytes) -> None:
+        os.write(self._ack.fileno(), status)
+
+    def reply_payload(self, status: bytes, payload: Any) -> None:
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        os.write(self._ack.fileno(), status)
+        self._ack.send_bytes(data)
+
+    def close(self) -> None:
+        for conn in (self._cmd, self._ack):
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+
+def channel_pair(ctx: BaseContext | None = None) -> tuple[ParentChannel, WorkerChannel]:
+    """Two one-way pipes; the parent keeps one end of each, the worker gets the others."""
+    if ctx is None:
+        cmd_r, cmd_w = connection.Pipe(duplex=False)
+        ack_r, ack_w = connection.Pipe(duplex=False)
+    else:
+        cmd_r, cmd_w = ctx.Pipe(duplex=False)
+        ack_r, ack_w = ctx.Pipe(duplex=False)
+    return ParentChannel(cmd_w, ack_r), WorkerChannel(cmd_r, ack_w)
+
+
+def wait_for(fds: list[int], timeout: float | None) -> list[int]:
+    """The fds among ``fds`` that are readable (or closed) within ``timeout`` seconds.
+
+    Returns an empty list on timeout. ``timeout=None`` waits until one is ready.
+    """
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    ms = None if timeout is None else max(int(timeout * 1000), 0)
+    return [fd for fd, _ in poller.poll(ms)]

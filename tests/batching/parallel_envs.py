@@ -1,0 +1,108 @@
+"""Module-level envs and factories for the ParallelEnv tests (picklable, so spawn can use them)."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import torch
+from tensordict import TensorDict
+
+from hub import GymLikeEnv
+from hub.envs.builtin import CountingEnv
+from hub.specs import Categorical, Composite, NonTensor, Unbounded
+
+
+class FlakyEnv(CountingEnv):
+    """Counts; raises ``ValueError("boom")`` at step ``fail_at`` (never when it is 0)."""
+
+    def __init__(self, fail_at: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fail_at = fail_at
+        self.steps = 0
+
+    def _step(self, tensordict):
+        self.steps += 1
+        if self.fail_at and self.steps == self.fail_at:
+            raise ValueError("boom")
+        return super()._step(tensordict)
+
+    def double(self, x: int) -> int:
+        return 2 * x
+
+
+class SleepyEnv(CountingEnv):
+    """Counts, sleeping ``delay`` seconds in each step."""
+
+    def __init__(self, delay: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.delay = delay
+
+    def _step(self, tensordict):
+        time.sleep(self.delay)
+        return super()._step(tensordict)
+
+
+class NanRewardEnv(CountingEnv):
+    """Counts, with a NaN reward."""
+
+    def _step(self, tensordict):
+        out = super()._step(tensordict)
+        out["reward"] = torch.full_like(out["reward"], float("nan"))
+        return out
+
+
+class NonTensorEnv(CountingEnv):
+    """Declares a non-tensor observation (which shared memory cannot carry)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.observation_spec["text"] = NonTensor(shape=())
+
+
+class BrokenEnv(CountingEnv):
+    """Fails while it is built."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        raise RuntimeError("cannot build this env")
+
+
+def backend_probe() -> CountingEnv:
+    """A CountingEnv that remembers the backend choices it saw when built."""
+    from hub.dispatch import backend_state
+
+    env = CountingEnv()
+    env.seen_backends = backend_state()
+    env.pid = os.getpid()
+    return env
+
+
+def nested_parallel(max_steps: int = 3) -> Any:
+    """A ParallelEnv of one worker, built inside a ParallelEnv worker."""
+    import hub
+
+    return hub.ParallelEnv(1, CountingEnv, {"max_steps": max_steps})
+
+
+class CartPoleEnv(GymLikeEnv):
+    """gymnasium's CartPole-v1 through GymLikeEnv (stands in for the gym plugin's env)."""
+
+    def _build_env(self, **kwargs: Any) -> Any:
+        import gymnasium
+
+        return gymnasium.make("CartPole-v1")
+
+    def _make_specs(self, env: Any) -> None:
+        self.observation_spec = Composite(observation=Unbounded((4,)))
+        self.action_spec = Categorical(2, shape=())
+        self.reward_spec = Unbounded((1,))
+
+    def _set_seed(self, seed: int | None) -> None:
+        self._env.reset(seed=seed)
+        self._env.action_space.seed(seed)
+
+
+def zeros_like_row(env: Any) -> TensorDict:
+    """A zero tensordict of the env's full batch (for partial-reset inputs)."""
+    return env.fake_tensordict().exclude("next")
