@@ -403,7 +403,8 @@ class HubPluginManager:
     def _warn_failures(self) -> None:
         for record in self._failures():
             _warn_once(
-                f"{record.name}\0{record.error}",
+                record.name,
+                record.error or "",
                 f"hub plugin {_label(record)} failed and is skipped: {record.error}. "
                 "`hub plugins` lists plugins and their errors; set HUB_STRICT_PLUGINS=1 "
                 "to raise instead.",
@@ -524,11 +525,14 @@ def _load_error(record: _Record, others: list[_Record] = ()) -> PluginLoadError:
     return error
 
 
-def _warn_once(key: str, message: str) -> None:
-    if key in _WARNED:
+def _warn_once(name: str, error: str, message: str) -> None:
+    """Warn about a failed plugin once per process, located at the plugin, not in hub's code."""
+    if (name, error) in _WARNED:
         return
-    _WARNED.add(key)
-    warnings.warn(message, HubPluginWarning, stacklevel=2)
+    _WARNED.add((name, error))
+    warnings.warn_explicit(
+        message, HubPluginWarning, filename=f"<hub plugin {name}>", lineno=0, module="hub.plugins"
+    )
 
 
 _manager: HubPluginManager | None = None

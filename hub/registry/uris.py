@@ -191,7 +191,7 @@ def _installed(package: str) -> bool:
         return False
 
 
-def closest(word: str, candidates: Iterable[str], n: int = 5) -> list[str]:
+def closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     """The candidates closest to ``word``: exact matches ignoring case first, then by similarity.
 
     Example:
@@ -277,7 +277,7 @@ def _resolve_bare(env_id: str, manager: HubPluginManager) -> Namespace:
     by_id: dict[str, list[str]] = {}
     for candidate in uris:
         by_id.setdefault(candidate.split(":", 1)[1], []).append(candidate)
-    suggestions = [u for match in closest(env_id, by_id) for u in by_id[match]][:5]
+    suggestions = [u for match in closest(env_id, by_id) for u in by_id[match]][:3]
     lines = [f"No namespace serves the env id {env_id!r}."]
     if suggestions:
         lines.append(f"Did you mean {', '.join(suggestions)}?")
