@@ -64,6 +64,7 @@ class TensorSpec:
     def __init__(self, shape: Any, device: Any, dtype: torch.dtype | None) -> None:
         self._shape = as_shape(shape)
         self._safe_shape = safe_shape(self._shape)
+        self._safe_tuple = tuple(self._safe_shape)  # torch factories parse tuples faster than Size
         self.device = as_device(device)
         self.dtype = dtype
 
@@ -78,8 +79,14 @@ class TensorSpec:
         """Number of dims of ``shape``."""
         return len(self._shape)
 
-    def _full_shape(self, shape: Any) -> torch.Size:
+    def _full_shape(self, shape: Any) -> tuple[int, ...]:
         """``shape`` (extra leading dims) followed by the spec's shape, dynamic dims set to 1."""
+        if not shape:
+            return self._safe_tuple
+        return tuple(safe_shape(as_shape(shape))) + self._safe_tuple
+
+    def _batch_size(self, shape: Any) -> torch.Size:
+        """``_full_shape`` as a ``torch.Size`` (for TensorDict batch sizes)."""
         if not shape:
             return self._safe_shape
         return safe_shape(as_shape(shape)) + self._safe_shape

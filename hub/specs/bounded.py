@@ -128,8 +128,7 @@ class Bounded(TensorSpec):
             high_excl = hi + 1
             if self.dtype != torch.bool and high_excl > torch.iinfo(self.dtype).max:
                 high_excl = hi  # torch.randint cannot exceed the dtype's range
-            out = torch.randint(lo, high_excl, full, device=self.device)
-            return out.to(self.dtype)
+            return torch.randint(lo, high_excl, full, dtype=self.dtype, device=self.device)
         span = (self.high.double() - self.low.double() + 1).expand(full)
         u = torch.rand(full, dtype=torch.float64, device=self.device)
         out = (u * span).floor_() + self.low.double()

@@ -145,6 +145,7 @@ class Composite(TensorSpec):
                 )
         self._shape = new
         self._safe_shape = safe_shape(new)
+        self._safe_tuple = tuple(self._safe_shape)
 
     # ------------------------------------------------------------------ keys
     def _check_unlocked(self, key: Any) -> None:
@@ -335,17 +336,17 @@ class Composite(TensorSpec):
     def rand(self, shape: Any = ()) -> TensorDict:
         """A random TensorDict, batch size ``(*shape, *self.shape)``."""
         data = {key: spec.rand(shape) for key, spec in self._specs.items()}
-        return _make_td(data, self._full_shape(shape), self.device)
+        return _make_td(data, self._batch_size(shape), self.device)
 
     def zero(self, shape: Any = ()) -> TensorDict:
         """A zero-filled TensorDict, batch size ``(*shape, *self.shape)``."""
         data = {key: spec.zero(shape) for key, spec in self._specs.items()}
-        return _make_td(data, self._full_shape(shape), self.device)
+        return _make_td(data, self._batch_size(shape), self.device)
 
     def one(self, shape: Any = ()) -> TensorDict:
         """A one-filled TensorDict, batch size ``(*shape, *self.shape)``."""
         data = {key: spec.one(shape) for key, spec in self._specs.items()}
-        return _make_td(data, self._full_shape(shape), self.device)
+        return _make_td(data, self._batch_size(shape), self.device)
 
     def is_in(self, value: Any) -> bool:
         """True if every entry of the spec is in ``value`` and in its spec (extra keys are ok)."""
