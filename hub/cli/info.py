@@ -110,27 +110,35 @@ def _spec_table(sections: dict[str, list[dict[str, Any]]]) -> Any:
 
 
 def _print_dispatch(dispatch: dict[str, Any], *, explain: bool) -> None:
+    """A tree: each dispatched function and the implementation that runs, then the families.
+
+    One line per function; ``--explain`` adds each function's full reasoning (every
+    implementation, and why it runs or not).
+    """
     from rich.markup import escape
     from rich.tree import Tree
 
-    out = console()
     searched = ", ".join(dispatch["searched"]) or "nothing"
     functions = dispatch["functions"]
     tree = Tree(f"[bold]version dispatch[/] (functions of {escape(searched)})")
     if not functions:
         tree.add("no version-dispatched function is used by this env's packages")
+    elif not explain:
+        tree.add(
+            "[dim]each runs the implementation for the active backend of its family (below) "
+            "whose version range holds the installed version; --explain says why for each[/]"
+        )
     for fn in functions:
-        runs = escape(fn["runs"]) if fn["runs"] else "[red]nothing can run[/]"
-        node = tree.add(f"{escape(fn['name'])} -> {runs}")
-        if fn["why"]:
-            node.add(f"why: {escape(fn['why'])}")
-        if fn["error"] and not explain:
-            node.add(escape(fn["error"].splitlines()[0]))
-        for impl in fn["implementations"]:
-            mark = "[green]runs[/]" if impl["runs"] else "    "
-            node.add(f"{mark} {escape(impl['module'])} {escape(impl['range'])}")
+        count = len(fn["implementations"])
+        if fn["runs"]:
+            line = f"{escape(fn['name'])} -> [green]{escape(fn['runs'])}[/] (of {count})"
+        else:
+            line = f"{escape(fn['name'])} -> [red]no implementation can run[/] (of {count})"
+        node = tree.add(line)
         if explain:
             node.add(escape(fn["explain"]))
+        elif fn["error"]:
+            node.add(escape(fn["error"].splitlines()[0]))
     families = tree.add("backend families")
     if not dispatch["families"]:
         families.add("none declared (no backend plugin is loaded)")
@@ -141,4 +149,4 @@ def _print_dispatch(dispatch: dict[str, Any], *, explain: bool) -> None:
             f"{escape(family['family'])}: active {escape(active)}{escape(version)} "
             f"(candidates {escape(', '.join(family['candidates']))})"
         )
-    out.print(tree)
+    console().print(tree)

@@ -123,9 +123,9 @@ def format_bounds(row: dict[str, Any]) -> str:
 
     Example:
         >>> format_bounds({"low": -1.0, "high": {"min": 0.5, "max": 2.0}})
-        '[-1.0, 0.5..2.0]'
-        >>> format_bounds({"low": [-1.0, -8.0], "high": [1.0, 8.0]})
-        'low=[-1.0, -8.0] high=[1.0, 8.0]'
+        '[-1, 0.5..2]'
+        >>> format_bounds({"low": [-4.800000190734863, float("-inf")], "high": [4.8, float("inf")]})
+        'low=[-4.8, -inf] high=[4.8, inf]'
     """
     if "low" in row:
         low, high = row["low"], row["high"]
@@ -140,6 +140,15 @@ def format_bounds(row: dict[str, Any]) -> str:
 
 
 def _bound_text(bound: Any) -> str:
+    """A bound for people: floats with 6 significant digits (the JSON keeps them all)."""
     if isinstance(bound, dict):
-        return f"{bound['min']}..{bound['max']}"
-    return str(bound)
+        return f"{_number(bound['min'])}..{_number(bound['max'])}"
+    if isinstance(bound, list):
+        return "[" + ", ".join(_number(v) for v in bound) + "]"
+    return _number(bound)
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return format(value, ".6g")
+    return str(value)
