@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -89,7 +90,10 @@ def candidates() -> list[tuple[str, str, object]]:
 
 
 def measure(repeat: int = 31, number: int = 200_000) -> list[dict]:
-    """Median and spread of the per-call time of each candidate, in nanoseconds."""
+    """Median and spread of the per-call time of each candidate, in nanoseconds.
+
+    ``overhead_ns`` and ``ratio`` compare medians with the plain function (or plain method).
+    """
     cands = candidates()
     holder = Holder()
     timers = []
@@ -129,12 +133,14 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     rows = measure(args.repeat, args.number)
-    print(f"{'call':<26} {'median ns':>10} {'overhead ns':>12} {'x plain':>8}")
+    print(f"{'call':<26} {'median ns':>10} {'min ns':>8} {'overhead ns':>12} {'x plain':>8}")
     for row in rows:
         print(
-            f"{row['name']:<26} {row['median_ns']:>10.1f} {row['overhead_ns']:>12.1f} "
-            f"{row['ratio']:>8.2f}"
+            f"{row['name']:<26} {row['median_ns']:>10.1f} {row['min_ns']:>8.1f} "
+            f"{row['overhead_ns']:>12.1f} {row['ratio']:>8.2f}"
         )
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(f"{os.cpu_count()} CPUs, load average {load}: a loaded machine inflates every figure")
     result = {
         "benchmark": "one call of a version-dispatched function",
         "method": f"timeit, median of {args.repeat} rounds of {args.number} calls, interleaved",
@@ -142,6 +148,8 @@ def main() -> None:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average_after": list(load) if load else None,
         "versions": {name: version(name) for name in ("hub", "pyvers", "numpy", "packaging")},
         "results": rows,
     }
