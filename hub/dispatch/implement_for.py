@@ -62,7 +62,12 @@ versions._on_change.append(_invalidate_all)
 
 
 class Implementation(NamedTuple):
-    """One implementation of a dispatched function, as :attr:`VersionDispatcher.implementations` lists it."""
+    """One implementation of a dispatched function: ``(module, range, function)``.
+
+    Example:
+        >>> Implementation("gym", ">=0.26,<1.0", print).range
+        '>=0.26,<1.0'
+    """
 
     module: str
     range: str
@@ -360,11 +365,27 @@ class VersionDispatcher:
 
     @property
     def implementations(self) -> list[Implementation]:
-        """Every implementation as ``(module, range, function)``, in registration order."""
+        """Every implementation as ``(module, range, function)``, in registration order.
+
+        Example:
+            >>> @implement_for("packaging", "21", "22")
+            ... def pinned():
+            ...     return None
+            >>> pinned.implementations[0][:2]
+            ('packaging', '>=21,<22')
+        """
         return [Implementation(i.module, i.range, i.function) for i in self._impls]
 
     def resolve(self) -> Callable[..., Any]:
-        """The implementation a call would run now; raises :class:`NoImplementationError`."""
+        """The implementation a call would run now; raises :class:`NoImplementationError`.
+
+        Example:
+            >>> @implement_for("packaging", "1")
+            ... def current():
+            ...     return "current"
+            >>> current.resolve() is current.__wrapped__
+            True
+        """
         try:
             return self._cache[_current_state()]
         except KeyError:

@@ -60,7 +60,12 @@ _on_change: list[Callable[[], None]] = []
 
 
 class VersionRangeError(HubError, ValueError):
-    """A version or a version range given to ``implement_for`` is not valid."""
+    """A version, a range or a module name given to ``implement_for`` is not valid.
+
+    Example:
+        >>> isinstance(VersionRangeError("x"), ValueError)
+        True
+    """
 
 
 def top_level(module_name: str) -> str:
