@@ -101,6 +101,7 @@ class ParallelEnv(BatchedEnvBase):
         timeout: seconds that ``step``, ``reset`` and the other synchronous calls wait for the
             workers before raising :class:`hub.errors.WorkerTimeoutError` (``None``: as long as
             they are alive; a dead worker is always reported).
+        start_timeout: the same for building the envs in the workers (at start-up and restarts).
         shutdown_timeout: seconds ``close()`` gives the workers to exit before killing them.
 
     Attributes:
@@ -123,11 +124,13 @@ class ParallelEnv(BatchedEnvBase):
         start_method: str | None = None,
         restart_failed: bool = False,
         timeout: float | None = None,
+        start_timeout: float | None = None,
         shutdown_timeout: float = 3.0,
         spec_locked: bool = True,
     ) -> None:
         self.restart_failed = restart_failed
         self.timeout = timeout
+        self.start_timeout = start_timeout
         self._start_method = start_method
         self._shutdown_timeout = shutdown_timeout
         self._pool: WorkerPool | None = None
@@ -167,7 +170,7 @@ class ParallelEnv(BatchedEnvBase):
         try:
             for i in range(n):
                 pool.start(i)
-            answers = pool.collect(Pending("start-up", set(range(n))), self.timeout)
+            answers = pool.collect(Pending("start-up", set(range(n))), self.start_timeout)
             self._raise_failures(answers, "start-up (building the env)", restart=False)
         except BaseException:
             pool.shutdown()
@@ -217,7 +220,7 @@ class ParallelEnv(BatchedEnvBase):
         layout = self._layout()
         views = pool.buffers.map(layout)
         answers = pool.collect(
-            pool.send_control(range(self.num_workers), "layout", layout), self.timeout
+            pool.send_control(range(self.num_workers), "layout", layout), self.start_timeout
         )
         self._raise_failures(answers, "setting up the shared buffers", restart=False)
         self._views = views
@@ -268,11 +271,11 @@ class ParallelEnv(BatchedEnvBase):
         pool = self._pool
         pool.stop(index)
         pool.start(index)
-        answers = pool.collect(Pending("restart", {index}), self.timeout)
+        answers = pool.collect(Pending("restart", {index}), self.start_timeout)
         self._raise_failures(answers, f"restarting worker {index}", restart=False)
         if self._views is not None:
             answers = pool.collect(
-                pool.send_control([index], "layout", self._views.layout), self.timeout
+                pool.send_control([index], "layout", self._views.layout), self.start_timeout
             )
             self._raise_failures(answers, f"restarting worker {index}", restart=False)
         self.restarts[index] += 1

@@ -5,8 +5,10 @@ worker that dies closes its pipe, which wakes the parent at once with an EOF; in
 process still holds that pipe (a grandchild started with ``fork``), liveness is also checked every
 ``LIVENESS_S`` seconds. Stopping is bounded: ``CLOSE`` to every worker, then ``SIGTERM`` and
 ``SIGKILL`` to those still running after ``shutdown_timeout``. The same shutdown runs from
-``close()``, when the env is garbage-collected and at interpreter exit (``weakref.finalize``), and
-only in the process that started the workers.
+``close()``, when the env is garbage-collected and at interpreter exit (through a
+``multiprocessing.util.Finalize``, which also runs when the owner is itself a ``multiprocessing``
+child, whose exit would otherwise wait for its non-daemonic workers), and only in the process
+that started the workers.
 
 Example:
     >>> describe_exit(-9)
@@ -19,10 +21,9 @@ import multiprocessing as mp
 import os
 import signal
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from multiprocessing import reduction
+from multiprocessing import reduction, util
 from typing import Any
 
 from hub.batching import signals as sig
@@ -144,14 +145,14 @@ class WorkerPool:
         self.channels: list[sig.ParentChannel | None] = [None] * self.num_workers
         self.dead: dict[int, str] = {}
         self._fd_index: dict[int, int] = {}
-        self._finalizer = weakref.finalize(
+        # multiprocessing's own finalizer, not weakref.finalize: it also runs when the process
+        # that owns the env is itself a multiprocessing child, *before* multiprocessing joins
+        # that process's children at exit (which would otherwise wait for our workers forever)
+        self._finalizer = util.Finalize(
             self,
             _shutdown,
-            self.procs,
-            self.channels,
-            self.buffers,
-            self.owner_pid,
-            shutdown_timeout,
+            args=(self.procs, self.channels, self.buffers, self.owner_pid, shutdown_timeout),
+            exitpriority=100,
         )
 
     # ---------------------------------------------------------------- starting
@@ -295,7 +296,7 @@ class WorkerPool:
     # ---------------------------------------------------------------- stopping
     @property
     def closed(self) -> bool:
-        return not self._finalizer.alive
+        return not self._finalizer.still_active()
 
     def shutdown(self) -> None:
         """Stop every worker and release the pipes and the shared file (idempotent)."""

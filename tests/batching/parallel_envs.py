@@ -31,6 +31,9 @@ class FlakyEnv(CountingEnv):
     def double(self, x: int) -> int:
         return 2 * x
 
+    def torch_threads(self) -> int:
+        return torch.get_num_threads()
+
 
 class SleepyEnv(CountingEnv):
     """Counts, sleeping ``delay`` seconds in each step."""
