@@ -64,8 +64,11 @@ def list_envs(backend: str) -> list[str]:
         True
     """
     from hub_gym.compat import resolve_compat
+    from hub_gym.compat.make import import_env_packages
 
     compat = resolve_compat(backend)
+    if backend == "gymnasium":
+        import_env_packages()  # ale-py registers its ids with gymnasium when imported
     return sorted(compat.list_env_ids(compat.module))
 
 

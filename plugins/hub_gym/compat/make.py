@@ -24,7 +24,7 @@ from typing import Any
 
 import hub
 
-__all__ = ["default_make_kwargs", "list_env_ids", "import_env_package"]
+__all__ = ["default_make_kwargs", "list_env_ids", "import_env_package", "import_env_packages"]
 
 _NO_CHECKER = {"disable_env_checker": True}
 
@@ -82,4 +82,15 @@ def import_env_package(env_id: str) -> None:
     """
     for prefix, package in ENV_PACKAGES.items():
         if env_id.startswith(prefix) and importlib.util.find_spec(package) is not None:
+            importlib.import_module(package)
+
+
+def import_env_packages() -> None:
+    """Import every installed package of :data:`ENV_PACKAGES` (before listing ids).
+
+    Example:
+        >>> import_env_packages()
+    """
+    for package in ENV_PACKAGES.values():
+        if importlib.util.find_spec(package) is not None:
             importlib.import_module(package)
