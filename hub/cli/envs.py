@@ -66,19 +66,17 @@ def envs(namespace: str | None, counts: bool | None, as_json: bool) -> None:
 
 
 def _print_counts(uris: list[str], namespace: str | None) -> None:
-    """A table: namespace, plugin, number of envs, a few example ids."""
+    """A table: namespace, plugin, number of envs, a few example ids (or what to install)."""
     from rich.markup import escape
     from rich.table import Table
 
-    import hub
+    from hub.cli.introspect import install_line, namespace_objects, plugin_of, requirement_status
 
     groups = count_by_namespace(uris)
-    owners: dict[str, str] = {}
-    for info in hub.list_plugins():
-        for ns in info.namespaces:
-            owners[ns] = info.name
-            if namespace in (None, ns):
-                groups.setdefault(ns, [])
+    declared = namespace_objects()
+    for ns in declared:
+        if namespace in (None, ns):
+            groups.setdefault(ns, [])
     table = Table(title="hub envs", title_justify="left")
     table.add_column("namespace")
     table.add_column("plugin")
@@ -86,13 +84,17 @@ def _print_counts(uris: list[str], namespace: str | None) -> None:
     table.add_column("examples", overflow="fold")
     for ns, ids in sorted(groups.items()):
         examples = ", ".join(ids[:EXAMPLES_SHOWN]) + (", ..." if len(ids) > EXAMPLES_SHOWN else "")
+        if not ids and ns in declared:
+            _, missing = requirement_status(declared[ns].requires)
+            if missing:
+                examples = f"not installed: {install_line(declared[ns].extra, missing)}"
+        owner = plugin_of(ns)
         table.add_row(
-            escape(ns), escape(owners.get(ns, "-")), str(len(ids)) if ids else "-", escape(examples)
+            escape(ns),
+            escape(owner.name if owner is not None else "-"),
+            str(len(ids)) if ids else "-",
+            escape(examples),
         )
     out = console()
     out.print(table)
-    out.print(
-        f"{len(uris)} envs. `hub envs NS` lists one namespace; a '-' count means the namespace "
-        "lists no ids or its library is missing (`hub doctor` tells which).",
-        markup=False,
-    )
+    out.print(f"{len(uris)} envs. `hub envs NS` lists the URIs of one namespace.", markup=False)
