@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from hub.errors import HubError
@@ -55,8 +55,8 @@ def make_env(
             or the name of a strategy a plugin declares.
         seed: passed to ``env.set_seed``.
         device: passed to the namespace's ``make`` as ``device=``.
-        transforms: a transform or a list of them; the env is wrapped in
-            ``TransformedEnv(env, Compose(*transforms))``.
+        transforms: a list of transforms, wrapped as ``TransformedEnv(env, Compose(*transforms))``,
+            or one transform (a ``Compose`` too), wrapped as ``TransformedEnv(env, transform)``.
         checks: sets ``env.checks`` (per-step checks of actions and outputs against the specs).
         **kwargs: passed to the namespace's ``make``.
 
@@ -180,9 +180,9 @@ def _transformed(env: Any, transforms: Any) -> Any:
             "make_env(transforms=...) needs hub.transforms, which this version of hub does not "
             "have yet; build the env without transforms."
         ) from exc
-    if not isinstance(transforms, Sequence):
-        transforms = [transforms]
-    return TransformedEnv(env, Compose(*transforms))
+    if isinstance(transforms, (list, tuple)):
+        return TransformedEnv(env, Compose(*transforms))
+    return TransformedEnv(env, transforms)  # one transform, or a Compose already
 
 
 def list_envs(namespace: str | None = None) -> list[str]:

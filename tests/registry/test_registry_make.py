@@ -157,7 +157,7 @@ def test_transforms_wrap_the_env_in_a_composed_transformed_env(
     add_plugin("zoo", toy_namespace("zoo")[0])
     kind, env, composed = hub.make_env("zoo:Walk-v0", transforms=["a", "b"])
     assert (kind, composed) == ("transformed", ("compose", ("a", "b")))
-    assert hub.make_env("zoo:Walk-v0", transforms="a")[2] == ("compose", ("a",))
+    assert hub.make_env("zoo:Walk-v0", transforms="a")[2] == "a"  # one transform: as it is
 
 
 def test_transforms_without_the_transforms_module_say_so(add_plugin, toy_namespace, monkeypatch):
@@ -239,3 +239,17 @@ def test_hub_seed_makes_rollouts_repeatable(real_manager):
     first = hub.make_env("hub:Pendulum", num_envs=4, seed=3).reset()
     second = hub.make_env("hub:Pendulum", num_envs=4, seed=3).reset()
     assert torch.equal(first["observation"], second["observation"])
+
+
+def test_auto_batching_uses_the_real_parallel_env_when_there_is_one():
+    parallel = make_module._parallel_env()
+    assert parallel is None or parallel is hub.batching.ParallelEnv
+
+
+def test_real_transforms_wrap_a_hub_env(real_manager):
+    transforms = pytest.importorskip("hub.transforms")
+    env = hub.make_env("hub:Counting", max_steps=10, transforms=[transforms.StepCounter(3)])
+    assert isinstance(env, transforms.TransformedEnv)
+    assert env.rollout(10).batch_size == torch.Size([3])
+    single = hub.make_env("hub:Counting", num_envs=2, transforms=transforms.StepCounter(2))
+    assert single.rollout(10).batch_size == torch.Size([2, 2])
