@@ -185,6 +185,13 @@ class BatchedEnvBase(EnvBase):
             return forward
         return values
 
+    def _zero_step_output(self) -> TensorDictBase:
+        """A step output of zeros (observations, rewards, done flags), from the specs."""
+        out = self.full_observation_spec.zero()
+        out.update(self.full_reward_spec.zero())
+        out.update(self.full_done_spec.zero())
+        return out
+
     def _output_device(self, data: TensorDictBase) -> TensorDictBase:
         if self._device is not None and data.device != self._device:
             return data.to(self._device)

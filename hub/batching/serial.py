@@ -87,6 +87,9 @@ class SerialEnv(BatchedEnvBase):
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         active = self._step_workers(tensordict)
+        if active is not None and not any(active):
+            # nothing to step: EnvBase masks this output with the previous values
+            return self._zero_step_output()
         inputs = split_inputs(tensordict, self._input_keys(), self._sub_batch)
         outs: list[TensorDictBase | None] = []
         for i, env in enumerate(self._envs):

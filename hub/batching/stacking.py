@@ -29,7 +29,9 @@ def stack_like(
     A ``None`` in ``tds`` takes the matching row of ``fallback`` (or zeros when ``fallback`` lacks
     the entry): batched envs use it for the sub-envs they did not step or reset.
     """
-    template = next(td for td in tds if td is not None)
+    template = next((td for td in tds if td is not None), None)
+    if template is None:
+        raise ValueError("stack_like needs at least one tensordict that is not None.")
     n = len(tds)
     return _stack_level(template, tds, fallback, (), n)
 

