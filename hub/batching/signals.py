@@ -38,6 +38,7 @@ __all__ = [
     "channel_pair",
     "wait_for",
     "parent_side_fds",
+    "forget_inherited_fds",
     "STEP",
     "STEP_RESET",
     "RESET",
@@ -64,16 +65,24 @@ DID_RESET = b"r"  # STEP_RESET: the worker also reset
 VALUE = b"v"  # a pickled value follows
 ERROR = b"e"  # a pickled (type name, message, traceback) follows
 
-# every parent-side pipe end of every ParallelEnv in this process: a worker started with fork
-# closes them, so that only the parent holds them (a dead parent then means EOF for its workers).
-_PARENT_FDS: set[int] = set()
+# every parent-side pipe end of every ParallelEnv, with the pid of the process that owns it: a
+# worker started with fork closes its parent's, so that only the parent holds them (a dead parent
+# then means EOF for its workers). Entries inherited from another process are stale, not ours.
+_PARENT_FDS: dict[int, int] = {}
 _FDS_LOCK = threading.Lock()
 
 
 def parent_side_fds() -> list[int]:
-    """The pipe ends that belong to parents in this process (closed in forked workers)."""
+    """The pipe ends that parents in this process hold (closed in forked workers)."""
+    pid = os.getpid()
     with _FDS_LOCK:
-        return sorted(_PARENT_FDS)
+        return sorted(fd for fd, owner in _PARENT_FDS.items() if owner == pid)
+
+
+def forget_inherited_fds() -> None:
+    """Drop the entries a forked worker inherited (their fds are closed or reused here)."""
+    with _FDS_LOCK:
+        _PARENT_FDS.clear()
 
 
 class ParentChannel:
@@ -84,8 +93,9 @@ class ParentChannel:
         self._ack = ack
         self.cmd_fd = cmd.fileno()
         self.ack_fd = ack.fileno()
+        pid = os.getpid()
         with _FDS_LOCK:
-            _PARENT_FDS.update((self.cmd_fd, self.ack_fd))
+            _PARENT_FDS.update({self.cmd_fd: pid, self.ack_fd: pid})
 
     def send(self, op: bytes) -> None:
         """Send a one-byte command (raises ``BrokenPipeError`` when the worker is gone)."""
@@ -107,7 +117,9 @@ class ParentChannel:
 
     def close(self) -> None:
         with _FDS_LOCK:
-            _PARENT_FDS.difference_update((self.cmd_fd, self.ack_fd))
+            for fd in (self.cmd_fd, self.ack_fd):
+                if _PARENT_FDS.get(fd) == os.getpid():
+                    del _PARENT_FDS[fd]
         for conn in (self._cmd, self._ack):
             try:
                 conn.close()

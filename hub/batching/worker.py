@@ -91,11 +91,12 @@ def worker_main(
 ) -> None:
     """Entry point of a worker process (see the module docstring)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    for fd in close_fds:  # other workers' parent-side pipe ends, inherited through fork
+    for fd in close_fds:  # the parent's ends of every pipe, inherited through fork
         try:
             os.close(fd)
         except OSError:
             pass
+    sig.forget_inherited_fds()
     torch.set_num_threads(1)
     try:
         from hub.dispatch import restore_backend_state

@@ -10,7 +10,7 @@ import torch
 from tensordict import TensorDict
 
 from hub import GymLikeEnv
-from hub.envs.builtin import CountingEnv
+from hub.envs.builtin import CountingEnv, PendulumEnv
 from hub.specs import Categorical, Composite, NonTensor, Unbounded
 
 
@@ -71,11 +71,11 @@ class BrokenEnv(CountingEnv):
         raise RuntimeError("cannot build this env")
 
 
-def backend_probe() -> CountingEnv:
-    """A CountingEnv that remembers the backend choices it saw when built."""
+def backend_probe(**kwargs: Any) -> PendulumEnv:
+    """A PendulumEnv that remembers the backend choices it saw when built."""
     from hub.dispatch import backend_state
 
-    env = CountingEnv()
+    env = PendulumEnv(**kwargs)
     env.seen_backends = backend_state()
     env.pid = os.getpid()
     return env

@@ -1,0 +1,64 @@
+"""ParallelEnv start methods: fork, spawn and forkserver give the same env; factories that cannot
+travel get a clear error; workers can run batched envs of their own."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+
+import pytest
+import torch
+
+import hub
+from hub.batching.pool import resolve_start_method
+from hub.dispatch import BackendFamily, register_backend_family, set_backend
+from hub.envs.builtin import CountingEnv
+from hub.errors import HubError
+
+from .parallel_envs import backend_probe, nested_parallel
+
+METHODS = [m for m in ("spawn", "forkserver") if m in multiprocessing.get_all_start_methods()]
+
+
+def _rollout(env, seed=0):
+    env.set_seed(seed)
+    torch.manual_seed(seed)
+    return env.rollout(5, break_when_any_done=False)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_fresh_interpreters_give_the_same_rollouts(method):
+    factory = functools.partial(backend_probe, max_steps=4)
+    serial = hub.SerialEnv(2, factory)
+    register_backend_family(BackendFamily("parallel-test", ("json", "pickle")))
+    with set_backend("parallel-test", "pickle"):
+        env = hub.ParallelEnv(2, factory, start_method=method)
+    with env:
+        assert env.start_method == method
+        assert env.get_attr("seen_backends")[1]["parallel-test"] == "pickle"
+        assert env.get_attr("pid")[1] != os.getpid()
+        assert (_rollout(env) == _rollout(serial)).all()
+
+
+def test_unpicklable_factories_are_refused_clearly():
+    with pytest.raises(HubError, match="lambdas and local functions do not pickle"):
+        hub.ParallelEnv(2, lambda: CountingEnv(), start_method="spawn")
+    env = hub.ParallelEnv(2, lambda: CountingEnv(), start_method="fork")  # fork needs no pickle
+    with env:
+        assert env.rollout(2).batch_size == (2, 2)
+
+
+def test_default_start_method():
+    assert resolve_start_method(None) in multiprocessing.get_all_start_methods()
+    with pytest.raises(ValueError, match="not available"):
+        resolve_start_method("teleport")
+
+
+def test_workers_can_run_parallel_envs_of_their_own():
+    env = hub.ParallelEnv(2, nested_parallel, {"max_steps": 3})
+    with env:
+        assert env.batch_size == (2, 1)
+        data = env.rollout(4, break_when_any_done=False)
+        assert data["next", "observation"].shape == (2, 1, 4, 1)
+        assert data["next", "observation"][0, 0].squeeze(-1).tolist() == [1, 2, 3, 1]
