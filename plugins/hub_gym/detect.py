@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import hub
+from hub.dispatch import active_backend
 
 __all__ = ["backend_of", "is_vector_env"]
 
@@ -22,7 +23,7 @@ def backend_of(env: Any) -> str:
         top = cls.__module__.split(".")[0]
         if top in ("gymnasium", "gym"):
             return top
-    active = hub.dispatch.active_backend("gym")
+    active = active_backend("gym")
     if active is None:
         hub.gym_backend()  # raises the error that says what to install
     return active

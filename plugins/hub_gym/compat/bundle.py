@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import hub
+from hub.dispatch import active_backend, module_version
 from hub_gym.compat import make, render, reset, seeding, step, vector
 
 __all__ = ["Compat", "resolve_compat", "DISPATCHED"]
@@ -72,11 +73,11 @@ class Compat:
 def resolve_compat(backend: str | None = None) -> Compat:
     """Resolve every dispatched function for ``backend`` (default: the active gym backend)."""
     if backend is None:
-        backend = hub.dispatch.active_backend("gym")
+        backend = active_backend("gym")
         if backend is None:
             hub.gym_backend()  # raises the "install gymnasium" error
     with hub.set_gym_backend(backend):
         functions = {name: fn.resolve() for name, fn in DISPATCHED.items()}
         module = hub.gym_backend()
-    version = hub.dispatch.module_version(backend)
+    version = module_version(backend)
     return Compat(backend, None if version is None else str(version), module, **functions)

@@ -28,7 +28,9 @@ def test_plugin_is_listed_with_both_namespaces() -> None:
 
 
 def test_backend_family_is_declared() -> None:
-    family = hub.dispatch.get_backend_family("gym")
+    from hub.dispatch import get_backend_family
+
+    family = get_backend_family("gym")
     assert family.candidates == ("gymnasium", "gym")
 
 
