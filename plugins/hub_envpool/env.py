@@ -1,0 +1,451 @@
+"""``MultiThreadedEnv`` and ``MultiThreadedEnvWrapper``: EnvPool's C++ thread pool as one hub env.
+
+One EnvPool object runs ``num_workers`` envs in C++ threads; hub sees one env of batch size
+``[num_workers]`` (native batching: no process, no per-env Python loop). The step path is a
+:class:`~hub_envpool.runner.PoolRunner`: EnvPool's C++ calls and zero-copy tensors.
+
+What is normalised (see ``docs/envpool.md``):
+
+* autoreset: EnvPool's next-step autoreset never shows; an env whose episode ended waits until
+  hub resets it (``step_and_maybe_reset``, ``rollout``, or ``reset`` with ``"_reset"``), and hub
+  resets exactly those env ids (:mod:`hub_envpool.autoreset`);
+* seeding: EnvPool seeds only when a pool is built, so ``MultiThreadedEnv.set_seed`` builds a
+  new pool (at the next ``reset``); a wrapped pool cannot be reseeded;
+* specs come from EnvPool's spaces, gym or gymnasium ones alike, whatever gym backend is active.
+
+Example:
+    >>> env = MultiThreadedEnv(4, "CartPole-v1", categorical_action_encoding=True)
+    >>> data = env.rollout(600, break_when_any_done=False)
+    >>> data.batch_size, bool((data["next", "reward"] == 1).all())  # no fabricated step
+    (torch.Size([4, 600]), True)
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+import hub
+from hub.batching import AsyncCallError
+from hub.specs import Categorical, Composite, Unbounded
+from hub_envpool import compat, specs
+from hub_envpool.actions import make_action_writer
+from hub_envpool.runner import PoolRunner
+
+__all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
+
+_INT32 = 2**31
+
+
+class MultiThreadedEnvWrapper(hub.EnvWrapper):
+    """Wraps an EnvPool object (``envpool.make(...)``) as a hub env.
+
+    The batch size is ``[num_envs]``; ``[batch_size]`` in EnvPool's async mode
+    (``batch_size < num_envs``: use :meth:`step_send` / :meth:`step_fetch`); ``[]`` with
+    ``unbatched=True`` and a single env.
+
+    Args:
+        env: the EnvPool object (any ``env_type``; its spaces give the specs).
+
+    Keyword Args:
+        categorical_action_encoding: discrete actions as integers (``Categorical``) instead of
+            one-hot vectors (``OneHot``, the default).
+        frame_skip: repeat each action this many times (rewards summed, last observation kept;
+            an env whose episode ends stops there). EnvPool's own frame skip (4 for Atari) is a
+            task option: ``envpool.make(..., frame_skip=k)``.
+        unbatched: with a single env, give it batch size ``[]``.
+        device: where the env's tensors go (default: CPU, zero-copy).
+        **kwargs: the :class:`hub.EnvBase` arguments (``checks``, ...).
+
+    Example:
+        >>> import envpool
+        >>> pool = envpool.make("Pendulum-v1", env_type="gymnasium", num_envs=2, seed=0)
+        >>> env = MultiThreadedEnvWrapper(pool)
+        >>> env.rollout(3)["next", "observation"].shape
+        torch.Size([2, 3, 3])
+    """
+
+    def __init__(
+        self,
+        env: Any = None,
+        *,
+        categorical_action_encoding: bool = False,
+        frame_skip: int = 1,
+        unbatched: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if env is not None:
+            if not all(hasattr(env, name) for name in ("spec", "config", "_recv", "_send")):
+                raise TypeError(
+                    "MultiThreadedEnvWrapper wraps an EnvPool object, as envpool.make(task_id, "
+                    f"env_type='gymnasium', num_envs=N) returns; got {type(env).__name__}."
+                )
+            config = env.config
+            self._ep_sizes(int(config["num_envs"]), int(config["batch_size"]), unbatched)
+        elif not hasattr(self, "num_workers"):
+            raise TypeError(
+                "MultiThreadedEnvWrapper needs the EnvPool object to wrap: "
+                "MultiThreadedEnvWrapper(envpool.make(task_id, env_type='gymnasium', num_envs=N))."
+            )
+        if frame_skip < 1:
+            raise ValueError(f"frame_skip must be at least 1, got {frame_skip}.")
+        if frame_skip > 1 and self.is_async:
+            raise ValueError(
+                "frame_skip > 1 is not available in async mode (batch_size < num_workers)."
+            )
+        self.categorical_action_encoding = categorical_action_encoding
+        self.frame_skip = int(frame_skip)
+        self.unbatched = unbatched
+        kwargs["batch_size"] = self._ep_batch
+        super().__init__(env, **kwargs)
+
+    def _ep_sizes(self, num_workers: int, pool_batch: int, unbatched: bool) -> None:
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
+        pool_batch = pool_batch or num_workers
+        if not 1 <= pool_batch <= num_workers:
+            raise ValueError(
+                f"batch_size must be between 1 and num_workers ({num_workers}), got {pool_batch}."
+            )
+        if unbatched and num_workers != 1:
+            raise ValueError(f"unbatched=True needs a single env, got num_workers={num_workers}.")
+        self.num_workers = num_workers
+        self.pool_batch_size = pool_batch
+        self.is_async = pool_batch < num_workers
+        self._ep_batch = () if unbatched else (pool_batch,)
+
+    # ------------------------------------------------------------------ EnvPool's description
+    def _ep_task_spec(self) -> Any:
+        """EnvPool's ``EnvSpec`` of the task."""
+        return self._env.spec
+
+    def _ep_spaces(self) -> tuple[Any, Any]:
+        """The observation and action spaces, as the EnvPool object gives them."""
+        pool = self._env
+        if hasattr(pool, "observation_space"):
+            return pool.observation_space, pool.action_space
+        spec = pool.spec  # a dm_env pool: take gymnasium's view of the same spec
+        return spec.gymnasium_observation_space, spec.gymnasium_action_space
+
+    def _ep_pool(self) -> Any:
+        """The EnvPool object (built on demand by :class:`MultiThreadedEnv`)."""
+        return self._env
+
+    # ------------------------------------------------------------------ construction
+    def _check_kwargs(self, kwargs: dict[str, Any]) -> None:
+        pass
+
+    def _make_specs(self, env: Any) -> None:
+        compat.check_runtime()
+        spec = self._ep_task_spec()
+        if int(spec.config.max_num_players) > 1:
+            raise hub.errors.HubError(
+                "multi-player EnvPool tasks (max_num_players > 1) are not supported by hub yet."
+            )
+        action_keys = list(spec._action_keys)
+        if action_keys[:2] != ["env_id", "players.env_id"] or len(action_keys) != 3:
+            raise hub.errors.HubError(
+                f"EnvPool task with the action arrays {action_keys[2:]}: hub supports tasks with "
+                "one action array (dict actions are not supported yet)."
+            )
+        with warnings.catch_warnings():  # gymnasium warns about EnvPool's float64 bounds
+            warnings.simplefilter("ignore", UserWarning)
+            obs_space, act_space = self._ep_spaces()
+        batch = self._ep_batch
+        device = self.device
+        obs = specs.observation_spec(obs_space, batch, device)
+        if self.is_async:
+            obs["env_id"] = Categorical(self.num_workers, shape=batch, device=device)
+            obs["is_init"] = specs.flag_spec(batch, device)
+        self.observation_spec = obs
+        action = specs.action_spec(act_space, batch, device, self.categorical_action_encoding)
+        self.action_spec = action
+        self.reward_spec = Unbounded((*batch, 1), device=device, dtype=torch.float32)
+        flag = specs.flag_spec(batch, device)
+        self.done_spec = Composite(
+            done=flag, terminated=flag.clone(), truncated=flag.clone(), shape=batch, device=device
+        )
+        array_spec = spec.action_array_spec[action_keys[-1]]
+        dims = tuple(int(d) for d in array_spec.shape)
+        self._ep_write_action = make_action_writer(
+            action,
+            act_space,
+            np.dtype(array_spec.dtype),
+            dims[1:] if dims and dims[0] == -1 else dims,
+            rows=self.pool_batch_size,
+            unbatched=self.unbatched,
+        )
+        layout = specs.state_layout(spec._state_keys, dict_obs=specs.is_dict_space(obs_space))
+        self._ep_runner = PoolRunner(
+            layout,
+            num_workers=self.num_workers,
+            batch_size=self.pool_batch_size,
+            unbatched=self.unbatched,
+            device=self.device,
+            frame_skip=self.frame_skip,
+        )
+        self._ep_nested = any(not isinstance(key, str) for key, _ in layout.observations)
+        self._ep_action_key = "action"
+        if env is not None:
+            self._ep_attach(env)
+
+    def _ep_attach(self, pool: Any) -> None:
+        """Take EnvPool's C++ calls from ``pool``, checking they lay data out as its spec says."""
+        raw = compat.raw_calls(pool)
+        declared = list(self._ep_task_spec()._state_keys)
+        if list(raw.state_keys) != declared:
+            raise hub.errors.HubError(
+                f"the EnvPool object returns {list(raw.state_keys)} but its spec declares "
+                f"{declared}."
+            )
+        self._ep_runner.attach(raw)
+
+    def _ep_pack(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
+        if not self._ep_nested:
+            return TensorDict(out, batch_size=self._ep_batch, device=self.device)
+        td = TensorDict({}, batch_size=self._ep_batch, device=self.device)
+        for key, value in out.items():
+            td.set(key, value)
+        return td
+
+    def _ep_mask(self, tensordict: TensorDictBase | None, name: str) -> np.ndarray | None:
+        """The ``"_reset"`` / ``"_step"`` mask of ``tensordict`` as one bool per env (``None``:
+        every env)."""
+        if tensordict is None:
+            return None
+        flags = tensordict.get(name, None)
+        if flags is None:
+            return None
+        mask = flags.reshape(self.num_workers).cpu().numpy()
+        return None if mask.all() else mask
+
+    # ------------------------------------------------------------------ the contract
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        if kwargs:
+            raise TypeError(
+                f"EnvPool's reset takes no options (got {sorted(kwargs)}); seed with "
+                "env.set_seed(seed)."
+            )
+        self._ep_pool()
+        runner = self._ep_runner
+        runner.check_ready()
+        if self.is_async:
+            return self._ep_pack(runner.reset_async())
+        return self._ep_pack(runner.reset(self._ep_mask(tensordict, "_reset")))
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        if self.is_async:
+            raise hub.errors.HubError(
+                "in async mode (batch_size < num_workers) each step returns whichever envs "
+                "finish first, so step() cannot pair a step with its result: use "
+                "env.step_send(td) and env.step_fetch() (see docs/envpool.md, 'Async mode')."
+            )
+        runner = self._ep_runner
+        if runner.raw is None:
+            runner.pending.check_step(None)  # says "reset first"
+        action = self._ep_write_action(tensordict.get(self._ep_action_key))
+        return self._ep_pack(runner.step(action, self._ep_mask(tensordict, "_step")))
+
+    def _set_seed(self, seed: int | None) -> None:
+        if seed is None:
+            return
+        raise hub.errors.HubError(
+            "EnvPool seeds its envs only when a pool is built, and a wrapped pool cannot be "
+            "rebuilt. Build it with envpool.make(..., seed=S), or use "
+            "hub_envpool.MultiThreadedEnv (or hub.make_env('envpool:<id>')), whose set_seed "
+            "builds a new pool."
+        )
+
+    # ------------------------------------------------------------------ async mode
+    def step_send(self, tensordict: TensorDictBase) -> None:
+        """Async mode: send the actions of ``tensordict`` to the envs of its ``"env_id"`` entry.
+
+        A row whose ``done`` flag was set in the last fetch restarts that env: its action is not
+        used, and the env's next row (with ``is_init`` set) is the first of a new episode.
+
+        Example:
+            >>> env = MultiThreadedEnv(4, "CartPole-v1", batch_size=2)
+            >>> td = env.reset()
+            >>> env.step_send(env.rand_action(td))
+            >>> env.step_fetch()["env_id"].shape
+            torch.Size([2])
+        """
+        self._ep_async_only("step_send")
+        action = tensordict.get(self._ep_action_key)
+        expected = self.action_spec
+        if action.shape != expected.shape or action.dtype != expected.dtype:
+            raise hub.errors.SpecMismatchError(
+                "action",
+                expected,
+                f"a {action.dtype} tensor of shape {list(action.shape)}",
+                where="step_send",
+            )
+        ids = tensordict.get("env_id").reshape(-1).cpu().numpy().astype(np.int32)
+        self._ep_runner.send(self._ep_write_action(action), ids)
+
+    def step_fetch(self) -> TensorDictBase:
+        """Async mode: wait for the next ``batch_size`` envs to finish a step and return them.
+
+        The result holds the observations, ``"reward"``, the done flags, ``"env_id"`` (whose
+        row it is) and ``"is_init"`` (the row starts an episode: a reset's output, not a
+        transition, and its reward is 0).
+        """
+        self._ep_async_only("step_fetch")
+        return self._ep_pack(self._ep_runner.fetch())
+
+    def _ep_async_only(self, what: str) -> None:
+        if not self.is_async:
+            raise AsyncCallError(
+                f"{what}() is for EnvPool's async mode (batch_size < num_workers); this env "
+                "steps all its envs at once: use env.step(td)."
+            )
+        if self.is_closed:
+            raise hub.errors.ClosedEnvError(
+                f"{what}() was called on a closed {type(self).__name__}."
+            )
+        self._ep_runner.check_ready()
+
+    def _close(self) -> None:
+        super()._close()
+        self._ep_runner.detach()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_workers={self.num_workers}, "
+            f"batch_size={list(self.batch_size)}, device={self.device or 'cpu'})"
+        )
+
+
+class MultiThreadedEnv(MultiThreadedEnvWrapper):
+    """``num_workers`` EnvPool envs of the task ``env_name``, as one hub env.
+
+    The pool is built at the first ``reset`` (the specs come from EnvPool's ``make_spec``, which
+    builds no env), so a ``set_seed`` before it costs nothing; after it, ``set_seed`` closes the
+    pool and the next ``reset`` builds one with the new seed. EnvPool derives each env's seed
+    from the pool's; hub passes ``seed % 2**31`` (EnvPool takes int32 seeds).
+
+    Args:
+        num_workers: the number of envs.
+        env_name: an EnvPool task id (``envpool.list_all_envs()``); ``"ALE/Pong-v5"`` is read
+            as ``"Pong-v5"``.
+
+    Keyword Args:
+        create_env_kwargs: task options for ``envpool.make`` (``num_threads``, ``frame_skip``,
+            ``img_height``, ``seed``, ...).
+        categorical_action_encoding: discrete actions as integers instead of one-hot vectors.
+        device: where the env's tensors go (default: CPU, zero-copy).
+        frame_skip: repeat each action this many times in hub (see
+            :class:`MultiThreadedEnvWrapper`); EnvPool's own frame skip is a
+            ``create_env_kwargs`` entry.
+        batch_size: EnvPool's async mode when below ``num_workers``: the env's batch size is
+            then ``[batch_size]`` and it steps through :meth:`step_send` / :meth:`step_fetch`.
+        unbatched: with ``num_workers=1``, give the env batch size ``[]``.
+        env_type: ``"gym"`` or ``"gymnasium"`` (default: the active gym backend's; only EnvPool
+            < 1.1 makes a difference: gym spaces or gymnasium spaces).
+        **kwargs: the :class:`hub.EnvBase` arguments (``checks``, ...).
+
+    Example:
+        >>> env = MultiThreadedEnv(8, "Pong-v5")
+        >>> env.batch_size, env.observation_spec["observation"].shape
+        (torch.Size([8]), torch.Size([8, 4, 84, 84]))
+    """
+
+    def __init__(
+        self,
+        num_workers: int,
+        env_name: str,
+        *,
+        create_env_kwargs: dict[str, Any] | None = None,
+        categorical_action_encoding: bool = False,
+        device: Any = None,
+        frame_skip: int = 1,
+        batch_size: int | None = None,
+        unbatched: bool = False,
+        env_type: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        create = dict(create_env_kwargs or {})
+        for name in ("num_envs", "batch_size", "env_type", "task_id"):
+            if name in create:
+                raise ValueError(
+                    f"create_env_kwargs may not set {name!r}: pass num_workers, batch_size or "
+                    "env_type to MultiThreadedEnv instead."
+                )
+        if "seed" in create:
+            create["seed"] = int(create["seed"]) % _INT32
+        self.env_name = env_name.replace("ALE/", "")
+        self.create_env_kwargs = create
+        self.env_type = env_type or compat.env_type_for(hub.dispatch.active_backend("gym"))
+        if self.env_type not in ("gym", "gymnasium"):
+            raise ValueError(f"env_type must be 'gym' or 'gymnasium', got {self.env_type!r}.")
+        self._ep_sizes(int(num_workers), int(batch_size or num_workers), unbatched)
+        super().__init__(
+            None,
+            categorical_action_encoding=categorical_action_encoding,
+            frame_skip=frame_skip,
+            unbatched=unbatched,
+            device=device,
+            **kwargs,
+        )
+
+    def _ep_pool_kwargs(self) -> dict[str, Any]:
+        kwargs = dict(self.create_env_kwargs)
+        kwargs["num_envs"] = self.num_workers
+        kwargs["batch_size"] = self.pool_batch_size
+        return kwargs
+
+    def _build_env(self, **kwargs: Any) -> Any:
+        import envpool
+
+        try:
+            self._ep_spec = envpool.make_spec(self.env_name, **self._ep_pool_kwargs())
+        except KeyError:
+            known = compat.list_task_ids()
+            if self.env_name in known:
+                raise
+            close = difflib.get_close_matches(self.env_name, known, n=5)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise hub.errors.UnknownEnvError(
+                f"EnvPool has no task {self.env_name!r}.{hint} envpool.list_all_envs() (or "
+                "`hub envs envpool`) lists them.",
+                env_id=self.env_name,
+                suggestions=tuple(close),
+            ) from None
+        return None  # the pool itself is built at the first reset
+
+    def _ep_task_spec(self) -> Any:
+        return self._ep_spec
+
+    def _ep_spaces(self) -> tuple[Any, Any]:
+        return compat.spaces_of(self._ep_spec, self.env_type)
+
+    def _ep_pool(self) -> Any:
+        if self._env is None and not self.is_closed:
+            import envpool
+
+            pool = envpool.make(self.env_name, env_type=self.env_type, **self._ep_pool_kwargs())
+            self._ep_attach(pool)
+            self._env = pool
+        return self._env
+
+    def _set_seed(self, seed: int | None) -> None:
+        if seed is None:
+            return
+        self.create_env_kwargs["seed"] = int(seed) % _INT32
+        if self._env is not None:
+            pool, self._env = self._env, None
+            self._ep_runner.detach()
+            close = getattr(pool, "close", None)
+            if callable(close):
+                close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(env={self.env_name!r}, num_workers={self.num_workers}, "
+            f"batch_size={list(self.batch_size)}, device={self.device or 'cpu'})"
+        )

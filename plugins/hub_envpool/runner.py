@@ -1,0 +1,230 @@
+"""``PoolRunner``: the step path of an EnvPool env, from hub actions to hub output dicts.
+
+It calls EnvPool's C++ ``send``/``recv``/``reset`` (:func:`hub_envpool.compat.raw_calls`),
+reads the flat list of arrays they return through a :class:`~hub_envpool.specs.StateLayout`,
+and turns the arrays into tensors with :func:`torch.from_numpy`: EnvPool allocates a new buffer
+for every output (hub checks this in its tests), so no copy is needed. No spec work, no dict
+rebuilding from EnvPool's Python layer, no per-env Python loop on the step path.
+
+Example:
+    >>> import envpool, numpy as np
+    >>> from hub_envpool import compat
+    >>> from hub_envpool.specs import state_layout
+    >>> pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=2)
+    >>> runner = PoolRunner(state_layout(pool._state_keys, dict_obs=False), num_workers=2)
+    >>> runner.attach(compat.raw_calls(pool))
+    >>> sorted(runner.reset(None))
+    ['observation']
+    >>> runner.step(np.zeros(2, np.int32), None)["reward"].shape
+    torch.Size([2, 1])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+import hub
+from hub_envpool.autoreset import AsyncBook, PendingResets
+from hub_envpool.compat import RawCalls
+from hub_envpool.specs import StateLayout
+
+__all__ = ["PoolRunner"]
+
+Output = dict[Any, torch.Tensor]
+
+
+class PoolRunner:
+    """Resets and steps one EnvPool object; returns hub entries as dicts of tensors.
+
+    Args:
+        layout: where each entry sits in EnvPool's output list.
+        num_workers: EnvPool's ``num_envs``.
+        batch_size: EnvPool's ``batch_size`` (below ``num_workers``: async mode).
+        unbatched: drop the batch dim (one env, hub batch size ``[]``).
+        device: move outputs there (``None`` or CPU: zero-copy tensors).
+        frame_skip: repeat each action this many times (sync mode).
+    """
+
+    def __init__(
+        self,
+        layout: StateLayout,
+        *,
+        num_workers: int,
+        batch_size: int | None = None,
+        unbatched: bool = False,
+        device: torch.device | None = None,
+        frame_skip: int = 1,
+    ) -> None:
+        self.layout = layout
+        self.num_workers = num_workers
+        self.batch_size = batch_size or num_workers
+        self.is_async = self.batch_size < num_workers
+        self.unbatched = unbatched
+        self.move = None if device is None or device.type == "cpu" else device
+        self.frame_skip = frame_skip
+        self.all_ids = np.arange(num_workers, dtype=np.int32)
+        self.obs_slots = layout.observations
+        self.raw: RawCalls | None = None
+        self.detach()
+
+    # ------------------------------------------------------------------ the pool
+    def attach(self, raw: RawCalls) -> None:
+        """Use the C++ calls of a (new) pool; every env must be reset before it is stepped."""
+        self.raw = raw
+        self.pending = PendingResets(self.num_workers)
+        self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
+        self.last: list[Any] | None = None
+
+    def detach(self) -> None:
+        """Forget the pool (it was closed or is being rebuilt)."""
+        self.raw = None
+        self.pending = PendingResets(self.num_workers)
+        self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
+        self.last = None
+
+    # ------------------------------------------------------------------ arrays -> tensors
+    def tensor(self, array: np.ndarray) -> torch.Tensor:
+        """A tensor on the array's memory (the first row only when unbatched)."""
+        tensor = torch.from_numpy(array)
+        if self.unbatched and tensor.ndim > 1:
+            tensor = tensor[0]
+        return tensor if self.move is None else tensor.to(self.move, non_blocking=True)
+
+    def flag(self, array: np.ndarray) -> torch.Tensor:
+        """One value per env shaped like hub's flags and rewards (``[N, 1]``; ``[1]`` unbatched)."""
+        tensor = torch.from_numpy(array)
+        if not self.unbatched:
+            tensor = tensor.unsqueeze(-1)
+        return tensor if self.move is None else tensor.to(self.move, non_blocking=True)
+
+    def observations(self, states: list[Any]) -> Output:
+        """The observation entries of an output list."""
+        tensor = self.tensor
+        return {key: tensor(states[i]) for key, i in self.obs_slots}
+
+    def merge(self, rows: list[Any], base: list[Any] | None) -> list[Any]:
+        """Full-batch arrays from the rows of a partial call: ``base`` (else zeros) with the rows
+        EnvPool returned written in at their env ids."""
+        layout = self.layout
+        order = rows[layout.env_id]
+        merged: list[Any] = [None] * len(rows)
+        slots = [i for _, i in self.obs_slots] + [layout.reward, layout.done, layout.trunc]
+        for i in slots:
+            row = rows[i]
+            if base is not None and base[i] is not None:
+                full = np.array(base[i], copy=True)
+            else:
+                full = np.zeros((self.num_workers, *row.shape[1:]), dtype=row.dtype)
+            full[order] = row
+            merged[i] = full
+        merged[layout.env_id] = self.all_ids
+        return merged
+
+    # ------------------------------------------------------------------ sync mode
+    def reset(self, mask: np.ndarray | None) -> Output:
+        """Reset the envs of ``mask`` (``None``: all) and return the observations of all."""
+        raw = self.raw
+        if mask is None:
+            raw.reset(self.all_ids)
+            states = raw.recv()
+            self.pending.clear(None)
+        else:
+            ids = np.flatnonzero(mask).astype(np.int32)
+            raw.reset(ids)
+            states = self.merge(raw.recv(), self.last)
+            self.pending.clear(ids)
+        self.last = states
+        return self.observations(states)
+
+    def step(self, action: np.ndarray, stepped: np.ndarray | None) -> Output:
+        """Step the envs of ``stepped`` (``None``: all) with ``action`` (one row per env)."""
+        pending = self.pending
+        if pending.any:
+            pending.check_step(stepped)
+        raw = self.raw
+        if stepped is None:
+            ids = self.all_ids
+            raw.send([ids, ids, action])
+            states = raw.recv()
+        else:
+            ids = np.flatnonzero(stepped).astype(np.int32)
+            raw.send([ids, ids, action[ids]])
+            states = self.merge(raw.recv(), self.last)
+        if self.frame_skip > 1:
+            states = self.repeat(states, action, stepped)
+        self.last = states
+        layout = self.layout
+        done = states[layout.done]
+        trunc = states[layout.trunc]
+        if done.any():
+            pending.mark(done if stepped is None else done & stepped)
+        flag = self.flag
+        out = self.observations(states)
+        out["reward"] = flag(states[layout.reward])
+        out["done"] = flag(done)
+        out["terminated"] = flag(done & ~trunc)
+        out["truncated"] = flag(trunc)
+        return out
+
+    def repeat(
+        self, states: list[Any], action: np.ndarray, stepped: np.ndarray | None
+    ) -> list[Any]:
+        """Step the envs whose episode goes on ``frame_skip - 1`` more times with ``action``,
+        summing the rewards; an env whose episode ends stops there."""
+        layout = self.layout
+        reward = np.array(states[layout.reward], dtype=np.float32, copy=True)
+        active = ~states[layout.done]
+        if stepped is not None:
+            active &= stepped
+        for _ in range(self.frame_skip - 1):
+            if not active.any():
+                break
+            ids = np.flatnonzero(active).astype(np.int32)
+            self.raw.send([ids, ids, action[ids]])
+            states = self.merge(self.raw.recv(), states)
+            reward[ids] += states[layout.reward][ids]
+            active &= ~states[layout.done]
+        states = list(states)
+        states[layout.reward] = reward
+        return states
+
+    # ------------------------------------------------------------------ async mode
+    def reset_async(self) -> Output:
+        """Reset every env; return the first ``batch_size`` to come back."""
+        self.raw.reset(self.all_ids)
+        self.book.reset_all()
+        return self._rows(self.raw.recv(), with_reward=False)
+
+    def send(self, action: np.ndarray, env_ids: np.ndarray) -> None:
+        """Async mode: send ``action`` (one row per id) to ``env_ids``."""
+        self.book.sent(env_ids)
+        self.raw.send([env_ids, env_ids, action])
+
+    def fetch(self) -> Output:
+        """Async mode: the next ``batch_size`` envs to finish."""
+        self.book.check_fetch()
+        return self._rows(self.raw.recv(), with_reward=True)
+
+    def _rows(self, states: list[Any], *, with_reward: bool) -> Output:
+        layout = self.layout
+        env_ids = states[layout.env_id]
+        done = states[layout.done]
+        trunc = states[layout.trunc]
+        flag = self.flag
+        out = self.observations(states)
+        out["env_id"] = self.tensor(env_ids.astype(np.int64))
+        out["is_init"] = flag(self.book.fetched(env_ids, done))
+        if with_reward:
+            out["reward"] = flag(states[layout.reward])
+        out["done"] = flag(done)
+        out["terminated"] = flag(done & ~trunc)
+        out["truncated"] = flag(trunc)
+        return out
+
+    def check_ready(self) -> None:
+        """Raise if there is no pool (the env was closed)."""
+        if self.raw is None:
+            raise hub.errors.ClosedEnvError("this env's EnvPool object is closed.")
