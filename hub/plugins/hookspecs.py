@@ -19,10 +19,14 @@ Rules every hook follows:
 
 Example:
     >>> import hub
+    >>> def make_toy(env_id, **kwargs):
+    ...     from toy_plugin.envs import ToyEnv  # the backend is imported here, when needed
+    ...     return ToyEnv(env_id, **kwargs)
     >>> @hub.hookimpl
     ... def hub_namespaces():
-    ...     from toy_plugin import envs  # doctest: +SKIP
-    ...     return [hub.Namespace("toy", make=envs.make, list_envs=envs.ids)]
+    ...     return [hub.Namespace("toy", make=make_toy, list_envs=lambda: ["Walk-v0"])]
+    >>> [ns.name for ns in hub_namespaces()]
+    ['toy']
 """
 
 from __future__ import annotations
