@@ -62,7 +62,7 @@ def per_env(value: torch.Tensor, num_envs: int, reduce: str) -> torch.Tensor:
         >>> per_env(torch.ones(2, 3, 1), 2, "sum")
         tensor([3., 3.], dtype=torch.float64)
     """
-    flat = value.reshape(num_envs, -1)
+    flat = value.detach().reshape(num_envs, -1).cpu()  # the tallies live on the CPU
     if reduce == "sum":
         return flat.to(torch.float64).sum(-1)
     flags = flat.to(torch.bool)

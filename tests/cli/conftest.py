@@ -36,6 +36,12 @@ def require_env(uri: str) -> None:
         pytest.skip(f"{uri} cannot be built here: {type(err).__name__}: {err}")
 
 
+@pytest.fixture(autouse=True)
+def _no_debug(monkeypatch):
+    """The tests check the messages people see, so a HUB_DEBUG=1 of the caller is ignored."""
+    monkeypatch.delenv("HUB_DEBUG", raising=False)
+
+
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
