@@ -31,6 +31,7 @@ __all__ = [
     "PluginLoadError",
     "BackendError",
     "SpecConversionError",
+    "BatchingError",
 ]
 
 
@@ -160,3 +161,8 @@ class SpecConversionError(HubError, LookupError):
 
     def __str__(self) -> str:
         return self.args[0]
+
+
+class BatchingError(HubError, ValueError):
+    """A batching request cannot be met (an unknown strategy, ``num_envs`` missing or invalid,
+    ``batching="native"`` on a namespace without native batching)."""

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from hub.errors import HubError
+from hub.errors import BatchingError, HubError
 from hub.plugins import (
     BatchingStrategy,
     HubPluginManager,
@@ -75,7 +75,7 @@ def make_env(
         kwargs["device"] = device
     if num_envs is None:
         if batching != "auto":
-            raise ValueError(
+            raise BatchingError(
                 f"batching={batching!r} batches several envs: pass num_envs=N as well "
                 "(or leave batching='auto' for one env)."
             )
@@ -106,7 +106,7 @@ def make_env_single(namespace: str, env_id: str, **kwargs: Any) -> Any:
 
 def _check_num_envs(num_envs: Any) -> int:
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-        raise ValueError(
+        raise BatchingError(
             f"num_envs must be a positive int (or None for one env), got {num_envs!r}."
         )
     return num_envs
@@ -145,7 +145,7 @@ def _make_batched(
             batching = "parallel" if _parallel_env() is not None else "serial"
     if batching == "native":
         if not ns.native_batching:
-            raise ValueError(
+            raise BatchingError(
                 f"The namespace {ns.name!r} has no native batching; use batching='serial', "
                 "'parallel' or 'auto'."
             )
@@ -165,7 +165,7 @@ def _make_batched(
         return parallel(num_envs, factory)
     strategy: BatchingStrategy | None = manager.batching_strategies().get(batching)
     if strategy is None:
-        raise ValueError(
+        raise BatchingError(
             f"Unknown batching strategy {batching!r}; the strategies are "
             f"{', '.join(batching_strategies())}. Plugins add more through the hub_batching hook."
         )
