@@ -22,12 +22,18 @@ from tensordict import TensorDictBase
 
 from hub.envs.done import done_prefixes
 from hub.specs import Bounded, Categorical, Composite, Unbounded
-from hub.transforms._utils import NestedKey, carry_in_state, norm_key, reset_mask
+from hub.transforms._utils import (
+    NestedKey,
+    carry_in_state,
+    norm_key,
+    reset_mask,
+)
 from hub.transforms.transform import Transform
 
 __all__ = ["StepCounter", "InitTracker", "TrajCounter", "Timer"]
 
 _INT64_MAX = torch.iinfo(torch.int64).max
+_ONE = torch.ones((), dtype=torch.int64)  # a 0-dim tensor adds faster than a Python int
 
 
 class _Level:

@@ -21,7 +21,15 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.specs import Binary, Bounded, Composite, TensorSpec, Unbounded
-from hub.transforms._utils import NestedKey, carry_in_state, key_list, sibling, spec_leaves
+from hub.transforms._utils import (
+    NestedKey,
+    carry_in_state,
+    fast_get,
+    fast_set,
+    key_list,
+    sibling,
+    spec_leaves,
+)
 from hub.transforms.transform import Transform
 
 __all__ = ["RewardSum", "RewardScaling", "BinarizeReward", "reward_keys_of"]
@@ -118,12 +126,11 @@ class RewardSum(_RewardTransform):
         raise NotImplementedError("RewardSum keeps running sums: use it inside a TransformedEnv.")
 
     def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
-        get_prev = tensordict.get
-        get = next_tensordict.get
         for in_key, out_key in zip(self._in_keys, self._out_keys):
-            reward = get(in_key)
-            previous = get_prev(out_key, None)
-            next_tensordict.set(out_key, reward + previous if previous is not None else reward)
+            reward = fast_get(next_tensordict, in_key)
+            previous = fast_get(tensordict, out_key)
+            total = reward + previous if previous is not None else reward
+            fast_set(next_tensordict, out_key, total)
         return next_tensordict
 
     def _reset(

@@ -26,6 +26,7 @@ from hub.envs import checks as _checks
 from hub.envs.base import EnvBase
 from hub.errors import HubError
 from hub.specs import Composite, TensorSpec
+from hub.transforms._utils import fast_get
 from hub.transforms.compose import Compose
 from hub.transforms.transform import Transform
 
@@ -225,7 +226,7 @@ class TransformedEnv(EnvBase):
         self._sync()
         if not self._keys_ready:
             self._compute_keys()
-        if tensordict.get("_step", None) is not None:
+        if fast_get(tensordict, "_step") is not None:
             return super().step(tensordict)
         if self._check_outer_actions:
             if self.batch_locked and tensordict.batch_size != self._batch_size:
@@ -234,7 +235,8 @@ class TransformedEnv(EnvBase):
         next_td = self._step(tensordict)
         if self.checks:
             _checks.check_step_output(self, next_td)
-        tensordict.set("next", next_td)
+        if fast_get(tensordict, "next") is not next_td:
+            tensordict.set("next", next_td)
         return tensordict
 
     step.__doc__ = EnvBase.step.__doc__

@@ -351,7 +351,7 @@ def test_make_env_with_transforms():
     assert data["next", "step_count"].squeeze(-1).tolist() == [1, 2]
     hub.check_env_specs(env)
     single = hub.make_env("hub:Counting", transforms=StepCounter())
-    assert isinstance(single.transform, Compose)
+    assert isinstance(single.transform, StepCounter)
 
 
 def test_batch_unlocked_base_env_accepts_any_batch_size():
