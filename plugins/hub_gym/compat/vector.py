@@ -16,8 +16,11 @@ Example:
     >>> import hub
     >>> from hub_gym.compat.vector import built_autoreset_mode
     >>> with hub.set_gym_backend("gymnasium"):
-    ...     built_autoreset_mode()
+    ...     mode = built_autoreset_mode()
+    >>> mode  # doctest: +SKIP
     'disabled'
+    >>> mode in (SAME_STEP, NEXT_STEP, DISABLED)
+    True
 """
 
 from __future__ import annotations
