@@ -147,6 +147,9 @@ def first_env(value: Any, batch_size: Sequence[int]) -> Any:
 class FrameSource:
     """Takes one frame of the first env per step, from an image observation or ``env.render()``.
 
+    The first :meth:`grab` must come after the env's first reset (gym envs refuse to render
+    before it); a ``render()`` that gives no image then raises the "no frames" error.
+
     Example:
         >>> from types import SimpleNamespace
         >>> env = SimpleNamespace(batch_size=(), render=lambda: np.zeros((6, 6, 3), np.uint8))
@@ -155,14 +158,34 @@ class FrameSource:
         ('render()', (6, 6, 3))
     """
 
-    def __init__(self, kind: str, grab_fn: Callable[[Any], Any], batch_size: Sequence[int]):
+    def __init__(
+        self,
+        kind: str,
+        grab_fn: Callable[[Any], Any],
+        batch_size: Sequence[int],
+        *,
+        uri: str = "the env",
+    ) -> None:
         self.kind = kind
         self._grab = grab_fn
         self._batch_size = tuple(batch_size)
+        self._uri = uri
+        self._checked = kind != "render()"
 
     def grab(self, data: Any) -> np.ndarray:
         """The frame of the first env, given the data the env just returned."""
-        return to_rgb_frame(first_env(self._grab(data), self._batch_size))
+        image = self._grab(data)
+        if not self._checked:
+            self._check_render(image)
+        return to_rgb_frame(first_env(image, self._batch_size))
+
+    def _check_render(self, image: Any) -> None:
+        """On the first rendered image: is there one, and does it carry the batch dims?"""
+        if image is None:
+            raise no_frames_error(self._uri, "its render() returns nothing")
+        if not _is_batched(image, self._batch_size):
+            self._batch_size = ()
+        self._checked = True
 
     @classmethod
     def for_env(cls, env: Any, uri: str, observation_spec: Any) -> FrameSource:
@@ -174,22 +197,32 @@ class FrameSource:
         batch_size = tuple(env.batch_size)
         key = image_observation_key(observation_spec, len(batch_size))
         if key is not None:
-            return cls(f"observation {key!r}", lambda data: data.get(key), batch_size)
+            return cls(f"observation {key!r}", lambda data: data.get(key), batch_size, uri=uri)
         render = getattr(env, "render", None)
-        if callable(render):
+        if not callable(render):
+            raise no_frames_error(uri, "no render()")
+
+        def rendered(data: Any) -> Any:
             try:
-                probe = render()
+                return render()
             except NotImplementedError:
-                probe = None
-            if probe is not None:
-                frame_batch = batch_size if _is_batched(probe, batch_size) else ()
-                return cls("render()", lambda data: render(), frame_batch)
-        raise CliError(
-            f'{uri} gives no frames to record: it has no "pixels" or other image observation and '
-            "no render() that returns an image. Ask the env for pixels, e.g. --kwarg "
-            "from_pixels=True (gym, dm_control) or --kwarg render_mode=rgb_array (gymnasium), or "
-            "record another env."
-        )
+                return None
+
+        return cls("render()", rendered, batch_size, uri=uri)
+
+
+def no_frames_error(uri: str, reason: str) -> CliError:
+    """The error for an env that gives nothing to record, with what to pass instead.
+
+    Example:
+        >>> no_frames_error("hub:Counting", "no render()").message[:40]
+        'hub:Counting gives no frames to record: '
+    """
+    return CliError(
+        f'{uri} gives no frames to record: it has no "pixels" or other image observation, and '
+        f"{reason}. Ask the env for pixels, e.g. --kwarg from_pixels=True (gym, dm_control) or "
+        "--kwarg render_mode=rgb_array (gymnasium), or record another env."
+    )
 
 
 def image_observation_key(observation_spec: Any, batch_ndim: int) -> Any:

@@ -121,12 +121,21 @@ def test_frame_source_from_batched_render():
 
 
 def test_no_frames_error_says_what_to_pass():
-    env = SimpleNamespace(batch_size=(), render=lambda: None)
+    env = SimpleNamespace(batch_size=())  # no render()
     with pytest.raises(CliError) as info:
         FrameSource.for_env(env, "hub:Counting", FakeComposite(observation=leaf((1,))))
     message = str(info.value.message)
-    assert "hub:Counting gives no frames" in message
+    assert "hub:Counting gives no frames" in message and "no render()" in message
     assert "from_pixels=True" in message
+
+
+def test_render_that_returns_nothing_fails_at_the_first_frame():
+    calls = []
+    env = SimpleNamespace(batch_size=(), render=lambda: calls.append(1))
+    source = FrameSource.for_env(env, "fake:Env", None)  # render() is not called before reset
+    assert calls == []
+    with pytest.raises(CliError, match="render\\(\\) returns nothing"):
+        source.grab(None)
 
 
 def test_check_writer_rejects_other_suffixes(tmp_path):

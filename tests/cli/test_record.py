@@ -49,3 +49,15 @@ def test_record_bad_suffix_fails_before_building(invoke, tmp_path, monkeypatch):
     result = invoke("rollout", "hub:Pendulum", "--record", str(tmp_path / "x.png"))
     assert result.exit_code == 1
     assert ".gif or .mp4" in result.stderr
+
+
+def test_record_from_render_of_a_gymnasium_env(invoke, tmp_path, monkeypatch):
+    """render() is only called after the first reset (gymnasium refuses it before)."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    require_env("gymnasium:CartPole-v1")
+    out = tmp_path / "cartpole.gif"
+    args = ("rollout", "gymnasium:CartPole-v1", "-s", "4", "-k", "render_mode=rgb_array")
+    data = json_of(invoke(*args, "--record", str(out), "--json"))
+    assert data["record"] == str(out)
+    frames = iio.imread(out, index=None)
+    assert frames.ndim == 4 and frames.shape[-1] == 3
