@@ -125,8 +125,8 @@ def _print_dispatch(dispatch: dict[str, Any], *, explain: bool) -> None:
         tree.add("no version-dispatched function is used by this env's packages")
     elif not explain:
         tree.add(
-            "[dim]each runs the implementation for the active backend of its family (below) "
-            "whose version range holds the installed version; --explain says why for each[/]"
+            "[dim]each runs the implementation whose range holds the installed version of its "
+            "module (of the active member, for a backend family below); --explain says why[/]"
         )
     for fn in functions:
         count = len(fn["implementations"])
