@@ -25,6 +25,24 @@ def split_uri(uri: str) -> tuple[str | None, str]:
     return (namespace, env_id) if sep else (None, uri)
 
 
+def resolve_uri(uri: str) -> tuple[str | None, str]:
+    """The namespace and id that serve ``uri``, a bare id resolved as ``make_env`` does.
+
+    Example:
+        >>> resolve_uri("Pendulum")  # doctest: +SKIP
+        ('hub', 'Pendulum')
+    """
+    from hub.errors import HubError
+    from hub.plugins import ensure_plugins_loaded
+    from hub.registry import resolve
+
+    try:
+        namespace, env_id = resolve(uri, ensure_plugins_loaded())
+    except HubError:  # the env was built, so this only happens if the registry changed
+        return split_uri(uri)
+    return namespace.name, env_id
+
+
 def namespace_report(namespace: str | None) -> dict[str, Any] | None:
     """The namespace's declaration: description, requires, extra, native batching, plugin."""
     if namespace is None:
@@ -107,7 +125,7 @@ def collect(uri: str, env: Any) -> dict[str, Any]:
     from hub.cli.dispatch_view import describe_dispatcher, find_dispatchers
     from hub.cli.spec_view import env_spec_sections
 
-    ns_name, env_id = split_uri(uri)
+    ns_name, env_id = resolve_uri(uri)
     namespace = namespace_report(ns_name)
     requires = namespace["requires"] if namespace else []
     packages = env_packages(env, namespace)

@@ -38,7 +38,7 @@ def module_version(module_name: str) -> str | None:
         >>> module_version("packaging") == distribution_version("packaging")
         True
     """
-    from hub.dispatch.versions import module_version as lookup
+    from hub.dispatch import module_version as lookup
 
     version = lookup(module_name)
     return None if version is None else str(version)

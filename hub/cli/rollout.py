@@ -69,7 +69,7 @@ def rollout(
     Examples:
       hub rollout hub:Pendulum
       hub rollout gymnasium:CartPole-v1 --num-envs 8 --batching parallel --steps 2000
-      hub rollout hub:Pendulum --record pendulum.gif -k from_pixels=True
+      hub rollout dm_control:cartpole/swingup -k from_pixels=True --record cartpole.gif
       hub rollout envpool:Pong-v5 -n 16 --json
     """
     from hub.cli.building import build_env, seed_everything

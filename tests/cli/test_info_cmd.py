@@ -81,3 +81,9 @@ def test_info_unknown_namespace(invoke):
     result = invoke("info", "nosuchns:Thing", "--json")
     assert result.exit_code == 1
     assert "nosuchns" in result.stderr and result.stdout == ""
+
+
+def test_info_bare_id_resolves_its_namespace(invoke):
+    require_env("hub:Pendulum")
+    data = json_of(invoke("info", "Pendulum", "--json"))
+    assert data["namespace"]["name"] == "hub" and data["env_id"] == "Pendulum"
