@@ -25,7 +25,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.errors import HubError
-from hub.specs import Bounded, Categorical, Composite, TensorSpec
+from hub.specs import Bounded, Categorical, Composite, MultiOneHot, OneHot, TensorSpec
 from hub.transforms._utils import NestedKey, map_spec_shape, reset_mask, where_mask
 from hub.transforms.transform import Transform
 
@@ -220,9 +220,25 @@ class TimeMaxPool(Transform):
         return tensordict_reset
 
 
+def _noop_leaf(spec: TensorSpec, extra: torch.Size) -> torch.Tensor:
+    """Action 0 of a spec: index 0 for one-hot specs (a zero vector is no valid one-hot)."""
+    value = spec.zero(extra)
+    if isinstance(spec, OneHot):
+        value[..., 0] = 1
+    elif isinstance(spec, MultiOneHot):
+        start = 0
+        for n in spec.nvec:
+            value[..., start] = 1
+            start += n
+    return value
+
+
 def _action_zeros(env: Any, data: TensorDictBase) -> TensorDictBase:
     extra = data.batch_size[: data.batch_dims - len(env.batch_size)]
-    return env.full_action_spec.zero(extra)
+    out = data.empty()
+    for key, spec in env.full_action_spec.items(include_nested=True, leaves_only=True):
+        out.set(key, _noop_leaf(spec, extra))
+    return out
 
 
 class FrameSkipTransform(Transform):
@@ -287,7 +303,7 @@ def _tuple(key: NestedKey) -> tuple[str, ...]:
 
 
 class NoopResetEnv(Transform):
-    """After each reset, take a random number (1 to ``noops``) of no-op steps (zero actions);
+    """After each reset, take a random number (1 to ``noops``) of no-op steps (action 0);
     with ``random=False``, exactly ``noops``. Episodes that end meanwhile are reset again.
 
     Put it first (innermost): it steps the env below it. In a batched env all reset sub-envs
