@@ -286,9 +286,10 @@ def _action_reader(spec: TensorSpec) -> Callable[[torch.Tensor], Any]:
 
         return read_dict
     if isinstance(spec, hub.specs.OneHot):
+        to_index = spec.to_categorical
 
         def read_one_hot(action: torch.Tensor) -> Any:
-            return np.asarray(int(action.argmax(-1)))
+            return to_index(action).numpy(force=True)
 
         return read_one_hot
 

@@ -99,7 +99,8 @@ def gl_error(
     egl = " ".join(EGL_PACKAGES)
     osmesa = " ".join(OSMESA_PACKAGES)
     lines = [
-        f"MuJoCo cannot {what}: no OpenGL backend is available ({type(exc).__name__}: {exc}).",
+        f"MuJoCo cannot {what}: its OpenGL backend is missing or failed "
+        f"({type(exc).__name__}: {exc}).",
         current,
         "Choose a backend with the MUJOCO_GL environment variable, set before Python imports "
         "dm_control or mujoco (e.g. `MUJOCO_GL=egl python train.py`):",
@@ -108,10 +109,17 @@ def gl_error(
         f"  - MUJOCO_GL=osmesa (with PYOPENGL_PLATFORM=osmesa): headless software rendering, "
         f"slower. On Debian/Ubuntu: apt-get install -y {osmesa}",
         "  - MUJOCO_GL=glfw: needs a display (a desktop session, or `xvfb-run -a python ...`).",
-        "Envs without pixels (from_pixels=False) need none of these.",
+        "Envs without pixels (from_pixels=False) need none of these: MUJOCO_GL=disable runs "
+        "them anywhere.",
     ]
     if gl == "egl":
         lines.insert(2, f"EGL was chosen but failed: install {egl}, or try MUJOCO_GL=osmesa.")
+    elif gl == "osmesa":
+        lines.insert(
+            2,
+            f"OSMesa was chosen but failed: install {osmesa} and set PYOPENGL_PLATFORM=osmesa "
+            "too, or try MUJOCO_GL=egl.",
+        )
     return RenderingUnavailableError("\n".join(lines), gl=gl)
 
 
