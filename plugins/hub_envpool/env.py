@@ -221,7 +221,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         flags = tensordict.get(name, None)
         if flags is None:
             return None
-        mask = flags.reshape(self.num_workers).cpu().numpy()
+        if flags.device.type != "cpu":
+            flags = flags.cpu()
+        mask = flags.numpy().reshape(self.num_workers)
         return None if mask.all() else mask
 
     # ------------------------------------------------------------------ the contract
@@ -233,7 +235,6 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             )
         self._ep_pool()
         runner = self._ep_runner
-        runner.check_ready()
         if self.is_async:
             return self._ep_pack(runner.reset_async())
         return self._ep_pack(runner.reset(self._ep_mask(tensordict, "_reset")))
@@ -308,7 +309,8 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             raise hub.errors.ClosedEnvError(
                 f"{what}() was called on a closed {type(self).__name__}."
             )
-        self._ep_runner.check_ready()
+        if self._ep_runner.raw is None:
+            raise AsyncCallError(f"{what}() before reset(): call env.reset() first.")
 
     def _close(self) -> None:
         super()._close()
@@ -428,7 +430,9 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
         if self._env is None and not self.is_closed:
             import envpool
 
-            pool = envpool.make(self.env_name, env_type=self.env_type, **self._ep_pool_kwargs())
+            with warnings.catch_warnings():  # gymnasium warns about EnvPool's float64 bounds
+                warnings.simplefilter("ignore", UserWarning)
+                pool = envpool.make(self.env_name, env_type=self.env_type, **self._ep_pool_kwargs())
             self._ep_attach(pool)
             self._env = pool
         return self._env

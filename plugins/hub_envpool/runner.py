@@ -14,7 +14,7 @@ Example:
     >>> runner = PoolRunner(state_layout(pool._state_keys, dict_obs=False), num_workers=2)
     >>> runner.attach(compat.raw_calls(pool))
     >>> sorted(runner.reset(None))
-    ['observation']
+    ['done', 'observation', 'terminated', 'truncated']
     >>> runner.step(np.zeros(2, np.int32), None)["reward"].shape
     torch.Size([2, 1])
 """
@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import torch
 
-import hub
 from hub_envpool.autoreset import AsyncBook, PendingResets
 from hub_envpool.compat import RawCalls
 from hub_envpool.specs import StateLayout
@@ -65,6 +64,7 @@ class PoolRunner:
         self.unbatched = unbatched
         self.move = None if device is None or device.type == "cpu" else device
         self.frame_skip = frame_skip
+        self.flag_shape = (1,) if unbatched else (self.batch_size, 1)
         self.all_ids = np.arange(num_workers, dtype=np.int32)
         self.obs_slots = layout.observations
         self.raw: RawCalls | None = None
@@ -95,10 +95,17 @@ class PoolRunner:
 
     def flag(self, array: np.ndarray) -> torch.Tensor:
         """One value per env shaped like hub's flags and rewards (``[N, 1]``; ``[1]`` unbatched)."""
-        tensor = torch.from_numpy(array)
-        if not self.unbatched:
-            tensor = tensor.unsqueeze(-1)
+        tensor = torch.from_numpy(array.reshape(self.flag_shape))
         return tensor if self.move is None else tensor.to(self.move, non_blocking=True)
+
+    def no_flags(self, out: Output) -> Output:
+        """Add the done flags of a reset (all ``False``) to ``out``."""
+        shape = self.flag_shape
+        device = self.move
+        out["done"] = torch.zeros(shape, dtype=torch.bool, device=device)
+        out["terminated"] = torch.zeros(shape, dtype=torch.bool, device=device)
+        out["truncated"] = torch.zeros(shape, dtype=torch.bool, device=device)
+        return out
 
     def observations(self, states: list[Any]) -> Output:
         """The observation entries of an output list."""
@@ -137,7 +144,7 @@ class PoolRunner:
             states = self.merge(raw.recv(), self.last)
             self.pending.clear(ids)
         self.last = states
-        return self.observations(states)
+        return self.no_flags(self.observations(states))
 
     def step(self, action: np.ndarray, stepped: np.ndarray | None) -> Output:
         """Step the envs of ``stepped`` (``None``: all) with ``action`` (one row per env)."""
@@ -223,8 +230,3 @@ class PoolRunner:
         out["terminated"] = flag(done & ~trunc)
         out["truncated"] = flag(trunc)
         return out
-
-    def check_ready(self) -> None:
-        """Raise if there is no pool (the env was closed)."""
-        if self.raw is None:
-            raise hub.errors.ClosedEnvError("this env's EnvPool object is closed.")

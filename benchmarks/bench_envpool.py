@@ -1,0 +1,291 @@
+"""Env-steps/s of hub's EnvPool envs against raw EnvPool and TorchRL's MultiThreadedEnv.
+
+For each task (Pong-v5, CartPole-v1 by default) and round, in one process and in a rotating
+order, with the same pre-drawn actions everywhere:
+
+* ``raw_step``: EnvPool's own ``step(actions)`` loop (its autoreset inside; the baseline);
+* ``raw_cpp``: EnvPool's C++ ``_send``/``_recv`` without its Python layer (what hub calls);
+* ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(S, policy)``;
+* ``hub_loop``: a manual ``step_and_maybe_reset`` loop on the same env;
+* ``torchrl_rollout`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
+  installed (``benchmarks/setup_peer_venv.sh``). TorchRL 0.14.1 fails on EnvPool >= 1.1 (it
+  converts gymnasium spaces under the gym backend); the benchmark then patches it, here only:
+  its ``_make_specs`` runs under the gymnasium backend, and a stub stands in for ``treevalue``
+  if that is missing. The failure is recorded in the results.
+
+hub resets a finished env with an extra EnvPool call (EnvPool's own autoreset would drop an
+action; see docs/envpool.md), so its env-steps are all real transitions while the raw and
+TorchRL loops count EnvPool's hidden reset steps as steps.
+
+Ratios are paired: each round divides a case's rate by ``raw_step``'s rate of the same round;
+the summary gives the median over rounds. The machine may be shared: read the ratios.
+
+Usage:
+    python benchmarks/bench_envpool.py [--tasks Pong-v5 CartPole-v1] [--rounds 3]
+        [--num-envs 8] [--out benchmarks/results/envpool.json]
+
+Example:
+    /tmp/benchvenv/bin/python benchmarks/bench_envpool.py --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import types
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+# batch steps per timed run (each steps every env once)
+DEFAULT_STEPS = {"Pong-v5": 1500, "CartPole-v1": 20000}
+WARMUP_FRACTION = 0.1
+
+
+def _timed(run: Callable[[int], None], steps: int) -> float:
+    """Seconds for ``run(steps)`` after a warm-up of 10% of the steps."""
+    run(max(20, int(steps * WARMUP_FRACTION)))
+    start = time.perf_counter()
+    run(steps)
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------- raw EnvPool
+def raw_cases(task: str, num_envs: int, actions: np.ndarray) -> dict[str, Callable[[int], None]]:
+    """EnvPool's ``step`` loop and its C++ ``_send``/``_recv`` loop."""
+    import envpool
+
+    pool = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
+    pool.reset()
+    ids = np.arange(num_envs, dtype=np.int32)
+    index = {"t": 0}
+
+    def step(steps: int) -> None:
+        t = index["t"]
+        for i in range(steps):
+            pool.step(actions[(t + i) % len(actions)])
+        index["t"] = t + steps
+
+    def cpp(steps: int) -> None:
+        t = index["t"]
+        send, recv = pool._send, pool._recv
+        for i in range(steps):
+            send([ids, ids, actions[(t + i) % len(actions)]])
+            recv()
+        index["t"] = t + steps
+
+    return {"raw_step": step, "raw_cpp": cpp}
+
+
+# ---------------------------------------------------------------------- hub
+def _policy(actions: torch.Tensor) -> Callable[[Any], Any]:
+    index = {"t": 0}
+
+    def policy(td: Any) -> Any:
+        td.set("action", actions[index["t"] % len(actions)])
+        index["t"] += 1
+        return td
+
+    return policy
+
+
+def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
+    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``."""
+    import hub
+
+    env = hub.make_env(
+        f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
+    )
+    policy = _policy(actions)
+    state = {"td": env.reset()}
+
+    def rollout(steps: int) -> None:
+        env.rollout(steps, policy, break_when_any_done=False)
+
+    def loop(steps: int) -> None:
+        td = state["td"]
+        for _ in range(steps):
+            td = policy(td)
+            _, td = env.step_and_maybe_reset(td)
+        state["td"] = td
+
+    return {"hub_rollout": rollout, "hub_loop": loop}
+
+
+# ---------------------------------------------------------------------- TorchRL
+def _patch_torchrl(error: Exception) -> str:
+    """Make TorchRL's MultiThreadedEnv run on EnvPool >= 1.1 (only inside this benchmark)."""
+    from torchrl.envs.libs import envpool as trl_envpool
+    from torchrl.envs.libs.gym import set_gym_backend
+
+    if "treevalue" not in sys.modules:
+        try:
+            import treevalue  # noqa: F401
+        except ImportError:
+            stub = types.ModuleType("treevalue")
+            stub.TreeValue = type("TreeValue", (), {})
+            stub.FastTreeValue = stub.TreeValue
+            sys.modules["treevalue"] = stub
+
+    def make_specs(self: Any, env: Any) -> None:
+        # TorchRL's own spec code, run under the backend whose spaces EnvPool >= 1.1 returns
+        with set_gym_backend("gymnasium"):
+            self.action_spec = self._get_action_spec()
+            output_spec = self._get_output_spec()
+            self.observation_spec = output_spec["full_observation_spec"]
+            self.reward_spec = output_spec["full_reward_spec"]
+            self.done_spec = output_spec["full_done_spec"]
+
+    trl_envpool.MultiThreadedEnvWrapper._make_specs = make_specs
+    return f"{type(error).__name__}: {error}"
+
+
+def torchrl_cases(
+    task: str, num_envs: int, actions: torch.Tensor, notes: dict[str, Any]
+) -> dict[str, Callable[[int], None]]:
+    """TorchRL's MultiThreadedEnv: ``rollout`` and a ``step_and_maybe_reset`` loop."""
+    try:
+        from torchrl.envs import MultiThreadedEnv
+    except ImportError:
+        return {}
+    try:
+        env = MultiThreadedEnv(num_envs, task, create_env_kwargs={"seed": 0})
+    except Exception as err:  # noqa: BLE001 - the failure is the result to record
+        notes.setdefault("torchrl_unpatched_error", _patch_torchrl(err))
+        env = MultiThreadedEnv(num_envs, task, create_env_kwargs={"seed": 0})
+    policy = _policy(actions)
+    state = {"td": env.reset()}
+
+    def rollout(steps: int) -> None:
+        env.rollout(steps, policy, break_when_any_done=False)
+
+    def loop(steps: int) -> None:
+        td = state["td"]
+        for _ in range(steps):
+            td = policy(td)
+            _, td = env.step_and_maybe_reset(td)
+        state["td"] = td
+
+    return {"torchrl_rollout": rollout, "torchrl_loop": loop}
+
+
+# ---------------------------------------------------------------------- driver
+def run_round(
+    task: str, num_envs: int, steps: int, round_index: int, notes: dict[str, Any]
+) -> dict[str, float]:
+    """One round of every case for ``task``: env-steps/s by case."""
+    import envpool
+
+    rng = np.random.default_rng(round_index)
+    n_actions = int(envpool.make_spec(task).action_space.n)
+    actions = rng.integers(0, n_actions, size=(steps, num_envs)).astype(np.int32)
+    actions_t = torch.from_numpy(actions.astype(np.int64))
+    cases: dict[str, Callable[[int], None]] = {}
+    cases.update(raw_cases(task, num_envs, actions))
+    cases.update(hub_cases(task, num_envs, actions_t))
+    cases.update(torchrl_cases(task, num_envs, actions_t, notes))
+    names = list(cases)
+    shift = round_index % len(names)
+    order = names[shift:] + names[:shift]
+    if round_index % 2:
+        order.reverse()
+    rates = {}
+    for name in order:
+        with torch.no_grad():
+            seconds = _timed(cases[name], steps)
+        rates[name] = steps * num_envs / seconds
+    return rates
+
+
+def summarize(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Median rate and median paired ratio to ``raw_step`` (with min and max) per case."""
+    out = {}
+    for name in rounds[0]:
+        rates = [r[name] for r in rounds]
+        ratios = [r[name] / r["raw_step"] for r in rounds]
+        out[name] = {
+            "median_steps_per_s": statistics.median(rates),
+            "ratio_vs_raw_step": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+        }
+    return out
+
+
+def _versions() -> dict[str, str]:
+    import envpool
+    import tensordict
+
+    versions = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "tensordict": tensordict.__version__,
+        "envpool": envpool.__version__,
+        "numpy": np.__version__,
+    }
+    try:
+        import torchrl
+
+        versions["torchrl"] = torchrl.__version__
+    except ImportError:
+        pass
+    return versions
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=list(DEFAULT_STEPS))
+    parser.add_argument("--num-envs", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=None, help="batch steps per run")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    results: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "versions": _versions(),
+        "num_envs": args.num_envs,
+        "tasks": {},
+    }
+    for task in args.tasks:
+        steps = args.steps or DEFAULT_STEPS.get(task, 2000)
+        notes: dict[str, Any] = {}
+        rounds = []
+        loads = []
+        for r in range(args.rounds):
+            loads.append(os.getloadavg()[0])
+            rounds.append(run_round(task, args.num_envs, steps, r, notes))
+            print(f"{task} round {r}: " + ", ".join(f"{k} {v:,.0f}" for k, v in rounds[-1].items()))
+        summary = summarize(rounds)
+        results["tasks"][task] = {
+            "batch_steps_per_run": steps,
+            "load_average_before_rounds": loads,
+            "rounds": rounds,
+            "summary": summary,
+            **notes,
+        }
+        print(f"\n{task}, {args.num_envs} envs ({args.rounds} rounds, median):")
+        print(f"  {'case':18s} {'env-steps/s':>12s} {'vs raw_step':>12s}  [min-max]")
+        for name, row in summary.items():
+            print(
+                f"  {name:18s} {row['median_steps_per_s']:12,.0f} "
+                f"{row['ratio_vs_raw_step']:12.2f}  [{row['ratio_min']:.2f}-{row['ratio_max']:.2f}]"
+            )
+        print()
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()

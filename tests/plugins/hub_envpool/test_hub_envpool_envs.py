@@ -1,0 +1,209 @@
+"""MultiThreadedEnv against real EnvPool: specs, rollouts, autoreset, partial resets, seeding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hub_envpool import MultiThreadedEnv, MultiThreadedEnvWrapper
+
+import hub
+from tests.plugins.hub_envpool.envpool_helpers import (
+    backend_params,
+    predrawn_policy,
+    reference_run,
+)
+
+ACCEPTANCE_TASKS = ["Pong-v5", "Breakout-v5", "CartPole-v1", "Pendulum-v1", "HalfCheetah-v4"]
+
+
+@pytest.mark.parametrize("backend", backend_params())
+@pytest.mark.parametrize("task", ACCEPTANCE_TASKS)
+def test_acceptance_tasks_pass_check_env_specs_and_roll_out(task, backend):
+    with hub.set_gym_backend(backend):
+        env = hub.make_env(f"envpool:{task}", num_envs=2, seed=0)
+        hub.check_env_specs(env, n_steps=3)
+        data = env.rollout(20, break_when_any_done=False)
+    assert data.batch_size == (2, 20)
+    assert data["next", "reward"].shape == (2, 20, 1)
+    env.close()
+
+
+def test_dict_observations_become_entries():
+    env = hub.make_env("envpool:CheetahRun-v1", num_envs=2, seed=0)
+    assert sorted(env.observation_keys) == ["position", "velocity"]
+    # EnvPool marks these unbounded with C++'s numeric_limits<double>::min(): hub reads -inf
+    assert type(env.observation_spec["position"]).__name__ == "Unbounded"
+    hub.check_env_specs(env, n_steps=3)
+    env.close()
+
+
+def test_native_batching_and_the_unbatched_single_env():
+    batched = hub.make_env("envpool:CartPole-v1", num_envs=8)
+    assert isinstance(batched, MultiThreadedEnv) and batched.batch_size == (8,)
+    single = hub.make_env("envpool:CartPole-v1", seed=0)
+    assert single.batch_size == () and single.num_workers == 1
+    hub.check_env_specs(single, n_steps=5)
+    data = single.rollout(30, break_when_any_done=False)
+    assert data["next", "observation"].shape == (30, 4)
+    assert data["next", "done"].shape == (30, 1)
+
+
+def test_rollout_across_episode_ends_matches_a_reference_that_resets_by_hand():
+    steps, n = 300, 4
+    torch.manual_seed(0)
+    actions = torch.randint(0, 2, (steps, n))
+    env = hub.make_env("envpool:CartPole-v1", num_envs=n, seed=7, categorical_action_encoding=True)
+    data = env.rollout(steps, predrawn_policy(actions), break_when_any_done=False)
+    ref = reference_run("CartPole-v1", n, 7, actions.numpy().astype(np.int32))
+    assert int(data["next", "done"].sum()) > 20  # many episode ends in the run
+    np.testing.assert_array_equal(data["observation"].transpose(0, 1).numpy(), ref["observation"])
+    np.testing.assert_array_equal(
+        data["next", "observation"].transpose(0, 1).numpy(), ref["next_observation"]
+    )
+    np.testing.assert_array_equal(data["next", "reward"][..., 0].T.numpy(), ref["reward"])
+    np.testing.assert_array_equal(data["next", "terminated"][..., 0].T.numpy(), ref["terminated"])
+    # CartPole pays 1 on every real step: a dropped-action step would pay 0
+    assert bool((data["next", "reward"] == 1).all())
+
+
+def test_step_and_maybe_reset_loop_has_no_fabricated_step():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=3, seed=1)
+    td = env.reset()
+    for _ in range(200):
+        data, td = env.step_and_maybe_reset(env.rand_action(td))
+        assert bool((data["next", "reward"] == 1).all())
+        assert not bool(td["done"].any())
+
+
+def test_partial_reset_resets_only_the_chosen_envs():
+    n = 3
+    actions = np.zeros((4, n), dtype=np.int32)
+    env = MultiThreadedEnv(n, "CartPole-v1", categorical_action_encoding=True)
+    env.set_seed(3)
+    td = env.reset()
+    for a in actions:
+        td = env.step_mdp(env.step(td.set("action", torch.from_numpy(a.astype(np.int64)))))
+    before = td["observation"].clone()
+    td.set("_reset", torch.tensor([[False], [True], [False]]))
+    after = env.reset(td)["observation"]
+    assert torch.equal(after[[0, 2]], before[[0, 2]])
+    assert not torch.equal(after[1], before[1])
+    # the same calls on raw EnvPool: reset env 1 alone, then one step of all
+    import envpool
+
+    pool = envpool.make("CartPole-v1", env_type="dm", num_envs=n, seed=3)
+    pool.reset()
+    for a in actions:
+        pool.step(a)
+    first = pool.reset(np.array([1], dtype=np.int32)).observation.obs
+    np.testing.assert_array_equal(after[1].numpy(), first[0])
+    step = env.step(td.set("action", torch.ones(n, dtype=torch.int64)))
+    expected = pool.step(np.ones(n, np.int32)).observation.obs
+    np.testing.assert_array_equal(step["next", "observation"].numpy(), expected)
+
+
+def test_stepping_an_ended_episode_without_reset_is_an_error():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=2, seed=0, categorical_action_encoding=True)
+    td = env.reset()
+    for _ in range(100):
+        td = env.step_mdp(env.step(td.set("action", torch.zeros(2, dtype=torch.int64))))
+        if bool(td["done"].any()):
+            break
+    with pytest.raises(hub.errors.HubError, match="not reset"):
+        env.step(td.set("action", torch.zeros(2, dtype=torch.int64)))
+
+
+def test_step_before_reset_is_an_error():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=2)
+    with pytest.raises(hub.errors.HubError, match="reset"):
+        env.step(env.rand_action())
+
+
+def test_break_when_all_done_skips_finished_envs():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=3, seed=2)
+    data = env.rollout(500, break_when_any_done=False, break_when_all_done=True)
+    assert bool(data["next", "done"][:, -1].all())
+    stepped = data["next", "reward"] != 0
+    assert bool((data["next", "reward"][stepped] == 1).all())
+
+
+def test_same_seed_same_rollout_and_set_seed_rebuilds_the_pool():
+    def run(env):
+        torch.manual_seed(0)
+        return env.rollout(120, break_when_any_done=False)
+
+    a = run(hub.make_env("envpool:CartPole-v1", num_envs=3, seed=11))
+    b = run(hub.make_env("envpool:CartPole-v1", num_envs=3, seed=11))
+    c = run(hub.make_env("envpool:CartPole-v1", num_envs=3, seed=12))
+    assert torch.equal(a["next", "observation"], b["next", "observation"])
+    assert not torch.equal(a["next", "observation"], c["next", "observation"])
+    env = hub.make_env("envpool:CartPole-v1", num_envs=3, seed=12)
+    run(env)
+    env.set_seed(11)  # closes the pool; the next reset builds one with seed 11
+    assert torch.equal(run(env)["next", "observation"], a["next", "observation"])
+
+
+def test_hub_seeds_beyond_int32_are_folded():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=2)
+    next_seed = env.set_seed(2**32 - 5)
+    assert next_seed is not None
+    assert env.rollout(3).batch_size == (2, 3)
+
+
+def test_frame_skip_repeats_actions_and_sums_rewards():
+    steps, skip = 5, 3
+    actions = torch.rand(steps, 2, 1) * 4 - 2
+    env = MultiThreadedEnv(2, "Pendulum-v1", frame_skip=skip, create_env_kwargs={"seed": 4})
+    data = env.rollout(steps, predrawn_policy(actions), break_when_any_done=False)
+    repeated = actions.repeat_interleave(skip, dim=0).numpy()
+    ref = reference_run("Pendulum-v1", 2, 4, repeated)
+    np.testing.assert_allclose(
+        data["next", "observation"].transpose(0, 1).numpy(),
+        ref["next_observation"][skip - 1 :: skip],
+    )
+    summed = ref["reward"].reshape(steps, skip, 2).sum(1)
+    np.testing.assert_allclose(data["next", "reward"][..., 0].T.numpy(), summed, rtol=1e-5)
+
+
+def test_outputs_are_not_overwritten_by_later_steps():
+    env = hub.make_env("envpool:CartPole-v1", num_envs=2, seed=0)
+    td = env.reset()
+    kept, copies = [], []
+    for _ in range(60):
+        data, td = env.step_and_maybe_reset(env.rand_action(td))
+        kept.append(data["next", "observation"])
+        copies.append(data["next", "observation"].clone())
+    assert all(torch.equal(k, c) for k, c in zip(kept, copies))
+
+
+def test_device_and_one_hot_actions():
+    env = hub.make_env("envpool:Pong-v5", num_envs=2, device="cpu")
+    assert env.device == torch.device("cpu")
+    assert type(env.action_spec).__name__ == "OneHot" and env.action_spec.shape == (2, 6)
+    data = env.rollout(3)
+    assert data.device == torch.device("cpu")
+    assert data["observation"].dtype == torch.uint8
+
+
+def test_wrapper_of_an_envpool_object():
+    import envpool
+
+    for env_type in ("gymnasium", "dm"):
+        pool = envpool.make("CartPole-v1", env_type=env_type, num_envs=2, seed=0)
+        env = MultiThreadedEnvWrapper(pool, categorical_action_encoding=True)
+        assert env.rollout(5, break_when_any_done=False).batch_size == (2, 5)
+        with pytest.raises(hub.errors.HubError, match="envpool.make"):
+            env.set_seed(1)
+        env.close()
+
+
+def test_errors_for_people():
+    with pytest.raises(hub.errors.UnknownEnvError, match="Pong-v5"):
+        MultiThreadedEnv(2, "Pongg-v5")
+    with pytest.raises(ValueError, match="num_envs"):
+        MultiThreadedEnv(2, "Pong-v5", create_env_kwargs={"num_envs": 4})
+    with pytest.raises(TypeError, match="EnvPool object"):
+        MultiThreadedEnvWrapper(object())
+    with pytest.raises(ValueError, match="frame_skip"):
+        MultiThreadedEnv(2, "CartPole-v1", frame_skip=0)
