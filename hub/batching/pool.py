@@ -21,6 +21,7 @@ import multiprocessing as mp
 import os
 import signal
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing import reduction, util
@@ -31,9 +32,23 @@ from hub.batching.shared_buffers import SharedBuffers
 from hub.batching.worker import worker_main
 from hub.errors import HubError, WorkerError, WorkerTimeoutError
 
-__all__ = ["WorkerPool", "Answer", "Pending", "describe_exit", "resolve_start_method"]
+__all__ = [
+    "WorkerPool",
+    "Answer",
+    "Pending",
+    "describe_exit",
+    "resolve_start_method",
+    "shutdown_all",
+]
 
 LIVENESS_S = 0.5
+_LIVE: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+
+def shutdown_all() -> None:
+    """Stop the workers of every pool of this process (a worker calls it before it exits)."""
+    for pool in list(_LIVE):
+        pool.shutdown()
 
 
 @dataclass
@@ -97,6 +112,16 @@ def resolve_start_method(start_method: str | None) -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+def _preload_in_forkserver(ctx: Any) -> None:
+    """Have the fork server import torch and hub once, so that its children need not."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    current = list(getattr(server, "_preload_modules", None) or [])
+    if "hub.batching.worker" not in current:
+        ctx.set_forkserver_preload(current + ["hub.batching.worker"])
+
+
 def _check_picklable(what: str, value: Any, start_method: str) -> None:
     try:
         reduction.ForkingPickler.dumps(value)
@@ -122,6 +147,8 @@ class WorkerPool:
     ) -> None:
         self.start_method = resolve_start_method(start_method)
         self.ctx = mp.get_context(self.start_method)
+        if self.start_method == "forkserver":
+            _preload_in_forkserver(self.ctx)
         self.factories = factories
         self.kwargs = kwargs
         self.num_workers = len(factories)
@@ -154,6 +181,7 @@ class WorkerPool:
             args=(self.procs, self.channels, self.buffers, self.owner_pid, shutdown_timeout),
             exitpriority=100,
         )
+        _LIVE.add(self)
 
     # ---------------------------------------------------------------- starting
     def start(self, index: int) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -112,8 +113,24 @@ def worker_main(
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises
         channel.reply_payload(sig.ERROR, error_info(exc))
         channel.close()
-        return
+        _exit_now()
     Worker(index, env, channel, SharedBuffers.attach(shm), parent_pid).serve()
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """Leave without the interpreter's teardown (seconds for a spawned interpreter that holds
+    torch), once the env is closed, the pools this worker started are stopped and output is
+    flushed."""
+    from hub.batching.pool import shutdown_all
+
+    shutdown_all()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream has nothing to flush
+            pass
+    os._exit(0)
 
 
 class Worker:
@@ -189,10 +206,10 @@ class Worker:
 
     def _read(self, group: str, optional: bool) -> TensorDictBase:
         views = self._views()
-        present = views.present[self.index] if optional else None
+        present = views.present[self.index].tolist() if optional else None
         data = {}
         for leaf, view in self._rows[group]:
-            if present is not None and not bool(present[leaf.flag]):
+            if present is not None and not present[leaf.flag]:
                 continue
             data[leaf.key] = view.clone()
         return TensorDict(data, batch_size=self.sub_batch)
