@@ -151,6 +151,7 @@ class Worker:
         self.parent_pid = parent_pid
         self.views: SharedViews | None = None
         self._rows: dict[str, list[Any]] = {}
+        self._present: list[bool | None] = []
         self.sub_batch = env.batch_size
         self.done_key = ("next",) + _as_tuple(env.done_key)
         self.reset_key = env.reset_keys[0]
@@ -216,6 +217,7 @@ class Worker:
 
     def _write(self, group: str, data: TensorDictBase) -> None:
         present = self._views().present[self.index]
+        known = self._present  # what this worker last wrote into its presence flags
         for leaf, view in self._rows[group]:
             value = data.get(leaf.key, None)
             if value is None:
@@ -226,12 +228,13 @@ class Worker:
                         "no such entry",
                         where=f"{type(self.env).__name__} output in worker {self.index}",
                     )
-                present[leaf.flag] = False
+                if known[leaf.flag] is not False:
+                    present[leaf.flag] = known[leaf.flag] = False
                 continue
             if (
                 not isinstance(value, torch.Tensor)
                 or value.shape != view.shape
-                or (value.dtype != view.dtype)
+                or value.dtype != view.dtype
             ):
                 raise SpecMismatchError(
                     leaf.key,
@@ -241,8 +244,8 @@ class Worker:
                     where=f"{type(self.env).__name__} output in worker {self.index}",
                 )
             view.copy_(value)
-            if leaf.flag >= 0:
-                present[leaf.flag] = True
+            if leaf.flag >= 0 and known[leaf.flag] is not True:
+                present[leaf.flag] = known[leaf.flag] = True
 
     def step(self, then_reset: bool) -> bytes:
         env = self.env
@@ -272,6 +275,7 @@ class Worker:
         env = self.env
         if operation == "layout":
             self.views = self.buffers.map(payload)
+            self._present = [None] * payload.n_flags
             self._rows = {
                 group: self.views.row_leaves(group, self.index) for group in payload.groups
             }
