@@ -190,7 +190,6 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             frame_skip=self.frame_skip,
         )
         self._ep_nested = any(not isinstance(key, str) for key, _ in layout.observations)
-        self._ep_action_key = "action"
         if env is not None:
             self._ep_attach(env)
 
@@ -219,8 +218,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         if tensordict is None:
             return None
         flags = tensordict.get(name, None)
-        if flags is None:
-            return None
+        return None if flags is None else self._ep_mask_of(flags)
+
+    def _ep_mask_of(self, flags: torch.Tensor) -> np.ndarray | None:
         if flags.device.type != "cpu":
             flags = flags.cpu()
         mask = flags.numpy().reshape(self.num_workers)
@@ -240,17 +240,24 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         return self._ep_pack(runner.reset(self._ep_mask(tensordict, "_reset")))
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        runner = self._ep_runner
+        if runner.raw is None or self.is_async:
+            self._ep_cannot_step()
+        flags = tensordict.get("_step", None)
+        action = self._ep_write_action(tensordict.get("action"))
+        out = runner.step(action, None if flags is None else self._ep_mask_of(flags))
+        if self._ep_nested:
+            return self._ep_pack(out)
+        return TensorDict(out, batch_size=self._ep_batch, device=self.device)
+
+    def _ep_cannot_step(self) -> None:
         if self.is_async:
             raise hub.errors.HubError(
                 "in async mode (batch_size < num_workers) each step returns whichever envs "
                 "finish first, so step() cannot pair a step with its result: use "
                 "env.step_send(td) and env.step_fetch() (see docs/envpool.md, 'Async mode')."
             )
-        runner = self._ep_runner
-        if runner.raw is None:
-            runner.pending.check_step(None)  # says "reset first"
-        action = self._ep_write_action(tensordict.get(self._ep_action_key))
-        return self._ep_pack(runner.step(action, self._ep_mask(tensordict, "_step")))
+        self._ep_runner.pending.check_step(None)  # says "reset first"
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
@@ -277,7 +284,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             torch.Size([2])
         """
         self._ep_async_only("step_send")
-        action = tensordict.get(self._ep_action_key)
+        action = tensordict.get("action")
         expected = self.action_spec
         if action.shape != expected.shape or action.dtype != expected.dtype:
             raise hub.errors.SpecMismatchError(

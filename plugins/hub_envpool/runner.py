@@ -34,6 +34,8 @@ __all__ = ["PoolRunner"]
 
 Output = dict[Any, torch.Tensor]
 
+from_numpy = torch.from_numpy
+
 
 class PoolRunner:
     """Resets and steps one EnvPool object; returns hub entries as dicts of tensors.
@@ -166,13 +168,25 @@ class PoolRunner:
         layout = self.layout
         done = states[layout.done]
         trunc = states[layout.trunc]
-        if done.any():
+        if np.count_nonzero(done):
             pending.mark(done if stepped is None else done & stepped)
+        terminated = np.greater(done, trunc)  # done and not truncated
+        if self.move is None:  # the common case, inlined: views of EnvPool's arrays
+            shape = self.flag_shape
+            if self.unbatched:
+                out = {key: from_numpy(states[i])[0] for key, i in self.obs_slots}
+            else:
+                out = {key: from_numpy(states[i]) for key, i in self.obs_slots}
+            out["reward"] = from_numpy(states[layout.reward].reshape(shape))
+            out["done"] = from_numpy(done.reshape(shape))
+            out["terminated"] = from_numpy(terminated.reshape(shape))
+            out["truncated"] = from_numpy(trunc.reshape(shape))
+            return out
         flag = self.flag
         out = self.observations(states)
         out["reward"] = flag(states[layout.reward])
         out["done"] = flag(done)
-        out["terminated"] = flag(done & ~trunc)
+        out["terminated"] = flag(terminated)
         out["truncated"] = flag(trunc)
         return out
 
@@ -227,6 +241,6 @@ class PoolRunner:
         if with_reward:
             out["reward"] = flag(states[layout.reward])
         out["done"] = flag(done)
-        out["terminated"] = flag(done & ~trunc)
+        out["terminated"] = flag(np.greater(done, trunc))
         out["truncated"] = flag(trunc)
         return out
