@@ -247,7 +247,7 @@ class TransformedEnv(EnvBase):
             inner = transform.inv(tensordict.copy())
         else:
             inner = tensordict
-        next_td = self._base_env.step(inner).get("next")
+        next_td = fast_get(self._base_env.step(inner), "next")
         return transform._step(tensordict, next_td)
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
