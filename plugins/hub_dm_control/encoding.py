@@ -22,10 +22,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import torch
+from tensordict import TensorDict
 
 from hub.specs import Composite, NonTensor
 
-__all__ = ["Leaf", "observation_layout", "make_observation_encoder", "numpy_dtype", "read_path"]
+__all__ = [
+    "Leaf",
+    "observation_layout",
+    "make_observation_encoder",
+    "numpy_dtype",
+    "read_path",
+    "tensordict_builder",
+]
 
 from_numpy = torch.from_numpy
 
@@ -83,7 +91,8 @@ def read_path(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]], dict]:
     """A function from one dm_env observation dict to a dict of hub entries (fresh tensors).
 
-    Flat dicts (dm_control's suite) take a fast path with no per-entry path walking.
+    Flat dicts (dm_control's suite) take a fast path with no per-entry path walking, and
+    reshape only the entries whose shape is not the spec's shape (scalars, which get a dim).
     """
     flat = all(len(leaf.path) == 1 and leaf.dtype is not None for leaf in layout)
     if flat:
@@ -91,10 +100,11 @@ def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]]
         array = np.array
 
         def encode_flat(obs: Mapping[str, Any]) -> dict:
-            return {
-                key: from_numpy(array(obs[key], dtype=dtype).reshape(shape))
-                for key, dtype, shape in rows
-            }
+            out = {}
+            for key, dtype, shape in rows:
+                value = array(obs[key], dtype=dtype)
+                out[key] = from_numpy(value if value.shape == shape else value.reshape(shape))
+            return out
 
         return encode_flat
 
@@ -109,3 +119,34 @@ def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]]
         return out
 
     return encode_nested
+
+
+def tensordict_builder(layout: list[Leaf], device: Any) -> Callable[[dict], TensorDict]:
+    """``TensorDict(out, batch_size=[], device=device)``, through tensordict's unchecked
+    constructor where that is safe: the entries are fresh CPU tensors whose shapes come from the
+    specs, and none is nested.
+
+    Example:
+        >>> build = tensordict_builder([], None)
+        >>> build({"reward": torch.zeros(1)}).batch_size
+        torch.Size([])
+    """
+    batch_size = torch.Size(())
+    new_unsafe = getattr(TensorDict, "_new_unsafe", None)  # tensordict >= 0.5
+    flat = all(len(leaf.path) == 1 for leaf in layout)
+    if new_unsafe is not None and flat and device is None:
+
+        def build_unchecked(out: dict) -> TensorDict:
+            return new_unsafe(out, batch_size=batch_size, device=None, nested=False)
+
+        try:
+            build_unchecked({"probe": torch.zeros(1)})
+        except TypeError:  # pragma: no cover - a tensordict with another signature
+            pass
+        else:
+            return build_unchecked
+
+    def build(out: dict) -> TensorDict:
+        return TensorDict(out, batch_size=batch_size, device=device)
+
+    return build

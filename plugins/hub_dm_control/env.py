@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 import hub
 from hub.specs import Bounded, Composite, TensorSpec
@@ -37,6 +37,7 @@ from hub_dm_control.encoding import (
     make_observation_encoder,
     numpy_dtype,
     observation_layout,
+    tensordict_builder,
 )
 from hub_dm_control.rendering import make_frame_reader
 from hub_dm_control.specs import DEFAULT_DTYPE, dict_to_spec
@@ -153,6 +154,7 @@ class DMControlWrapper(hub.EnvWrapper):
         skip = (PIXELS_KEY, DISCOUNT_KEY)
         layout = observation_layout(self.full_observation_spec, skip=skip)
         self._encode_obs = make_observation_encoder(layout)
+        self._new_td = tensordict_builder(layout, self.device)
         reward_spec = self.full_reward_spec["reward"]
         self._reward_np = numpy_dtype(reward_spec.dtype)
         self._discount_np = numpy_dtype(self.dtype or torch.float64)
@@ -177,8 +179,7 @@ class DMControlWrapper(hub.EnvWrapper):
         include_discount = self.include_discount
         pixels_only = self.pixels_only
         flags = self._flags
-        device = self.device
-        batch_size = self.batch_size
+        new_td = self._new_td
         array = np.array
 
         def _step(tensordict: TensorDictBase) -> TensorDictBase:
@@ -207,7 +208,7 @@ class DMControlWrapper(hub.EnvWrapper):
             out["terminated"] = from_numpy(terminated.copy())
             out["truncated"] = from_numpy(truncated.copy())
             out["done"] = from_numpy(done.copy())
-            return TensorDict(out, batch_size=batch_size, device=device)
+            return new_td(out)
 
         return _step
 
@@ -218,7 +219,7 @@ class DMControlWrapper(hub.EnvWrapper):
             out[DISCOUNT_KEY] = from_numpy(np.ones(1, dtype=self._discount_np))
         if self.from_pixels:
             out[PIXELS_KEY] = from_numpy(self._read_frame())
-        return TensorDict(out, batch_size=self.batch_size, device=self.device)
+        return self._new_td(out)
 
     def _set_seed(self, seed: int | None) -> None:
         seed_env(self._env, seed)
