@@ -273,12 +273,12 @@ class WorkerPool:
                 later call waits for the rest.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
+        waiter = sig.Waiter([self.channels[i].ack_fd for i in pending.waiting])
         while pending.waiting:
-            fds = [self.channels[i].ack_fd for i in pending.waiting]
             wait = LIVENESS_S
             if deadline is not None:
                 wait = min(wait, max(deadline - time.monotonic(), 0.0))
-            ready = sig.wait_for(fds, wait)
+            ready = waiter.wait(wait)
             for fd in ready:
                 i = self._fd_index[fd]
                 pending.answers[i] = self._read_answer(i)
@@ -289,6 +289,7 @@ class WorkerPool:
                 if not self.procs[i].is_alive():
                     pending.answers[i] = self._death(i)
                     pending.waiting.discard(i)
+                    waiter.drop(self.channels[i].ack_fd)
             if pending.waiting and deadline is not None and time.monotonic() >= deadline:
                 first = min(pending.waiting)
                 raise WorkerTimeoutError(

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import select
@@ -37,6 +38,7 @@ __all__ = [
     "WorkerChannel",
     "channel_pair",
     "wait_for",
+    "Waiter",
     "parent_side_fds",
     "forget_inherited_fds",
     "STEP",
@@ -179,6 +181,29 @@ def channel_pair(ctx: BaseContext | None = None) -> tuple[ParentChannel, WorkerC
     return ParentChannel(cmd_w, ack_r), WorkerChannel(cmd_r, ack_w)
 
 
+class Waiter:
+    """Waits on a set of fds; each fd leaves the set once it has been reported ready."""
+
+    def __init__(self, fds: list[int]) -> None:
+        self._poll = select.poll()
+        self._fds = set(fds)
+        for fd in fds:
+            self._poll.register(fd, select.POLLIN)
+
+    def wait(self, timeout: float | None) -> list[int]:
+        """The fds that became readable (or closed) within ``timeout`` seconds ([] on timeout)."""
+        ms = None if timeout is None else max(math.ceil(timeout * 1000), 0)
+        ready = [fd for fd, _ in self._poll.poll(ms)]
+        for fd in ready:
+            self.drop(fd)
+        return ready
+
+    def drop(self, fd: int) -> None:
+        if fd in self._fds:
+            self._fds.discard(fd)
+            self._poll.unregister(fd)
+
+
 def wait_for(fds: list[int], timeout: float | None) -> list[int]:
     """The fds among ``fds`` that are readable (or closed) within ``timeout`` seconds.
 
@@ -187,5 +212,5 @@ def wait_for(fds: list[int], timeout: float | None) -> list[int]:
     poller = select.poll()
     for fd in fds:
         poller.register(fd, select.POLLIN)
-    ms = None if timeout is None else max(int(timeout * 1000), 0)
+    ms = None if timeout is None else max(math.ceil(timeout * 1000), 0)
     return [fd for fd, _ in poller.poll(ms)]
