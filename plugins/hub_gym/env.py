@@ -246,6 +246,12 @@ class GymWrapper(hub.GymLikeEnv):
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
+        flags = self._flags[(False, False)]  # a first step is never done
+        out["terminated"] = from_numpy(flags[0].copy())
+        out["truncated"] = from_numpy(flags[1].copy())
+        out["done"] = from_numpy(flags[2].copy())
+        if self._device is not None:
+            out = self._to_device(out)
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
         for reader in self._info_readers:
             reader(info, td)

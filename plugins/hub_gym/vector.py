@@ -104,6 +104,14 @@ class VectorRunner:
         else:
             out = self._partial_reset(mask)
         self.last = dict(out)
+        not_done = torch.zeros((self.n, 1), dtype=torch.bool)
+        out["terminated"], out["truncated"], out["done"] = (
+            not_done,
+            not_done.clone(),
+            not_done.clone(),
+        )
+        if self.device is not None:
+            out = {key: value.to(self.device) for key, value in out.items()}
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
         for reader in self.wrapper._info_readers:
             reader(info, td)

@@ -48,3 +48,10 @@ def assert_real_cartpole_data(data) -> None:
     assert bool(outside.all()), f"a terminal observation is inside the bounds: {last[~outside]}"
     starts = obs[..., 1:, :][done[..., :-1]]
     assert bool((starts.abs() <= 0.05).all()), "a step after an episode end is not a first step"
+
+
+def raw_make_kwargs(backend: str) -> dict:
+    """What hub adds to ``make`` for this backend version (``disable_env_checker`` on numpy 2)."""
+    from hub_gym.compat import resolve_compat
+
+    return resolve_compat(backend).default_make_kwargs()

@@ -13,6 +13,7 @@ from tests.plugins.hub_gym.gym_helpers import (
     assert_real_cartpole_data,
     backend_params,
     make,
+    raw_make_kwargs,
 )
 
 ACCEPTANCE = ["CartPole-v1", "Pendulum-v1", "MountainCarContinuous-v0"]
@@ -111,7 +112,7 @@ def test_wrapper_of_an_existing_env(backend: str) -> None:
     from hub_gym import GymWrapper
 
     module = importlib.import_module(backend)
-    kwargs = {"disable_env_checker": True} if backend == "gym" else {}
+    kwargs = raw_make_kwargs(backend)
     env = GymWrapper(module.make("Pendulum-v1", **kwargs))
     assert env.backend == backend
     hub.check_env_specs(env)

@@ -10,7 +10,7 @@ import torch
 from hub_gym import GymWrapper, InfoDictReader
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import backend_params
+from tests.plugins.hub_gym.gym_helpers import backend_params, raw_make_kwargs
 
 
 def _env_with_info(backend: str, vector: bool = False):
@@ -23,7 +23,7 @@ def _env_with_info(backend: str, vector: bool = False):
             out[-1] = dict(out[-1], count=self.count, tag="x")
             return tuple(out)
 
-    kwargs = {"disable_env_checker": True} if backend == "gym" else {}
+    kwargs = raw_make_kwargs(backend)
     if not vector:
         return Counter(module.make("Pendulum-v1", **kwargs))
     fns = [lambda: Counter(module.make("Pendulum-v1", **kwargs))] * 2

@@ -13,6 +13,7 @@ from tests.plugins.hub_gym.gym_helpers import (
     assert_real_cartpole_data,
     backend_params,
     make,
+    raw_make_kwargs,
     version,
 )
 
@@ -120,11 +121,7 @@ def test_wrapped_legacy_sync_vector_env(backend: str) -> None:
     from hub_gym import GymWrapper
 
     module = importlib.import_module(backend)
-    kwargs = (
-        {"disable_env_checker": True}
-        if backend == "gym" and version("gym") >= version_of("0.24")
-        else {}
-    )
+    kwargs = raw_make_kwargs(backend)
     fns = [lambda: module.make("CartPole-v1", **kwargs)] * 2
     env = GymWrapper(module.vector.SyncVectorEnv(fns))
     env.set_seed(3)
