@@ -423,6 +423,7 @@ def main() -> None:
     parser.add_argument(
         "--signals", action="store_true", help="only measure parent-worker signalling round trips"
     )
+    parser.add_argument("--table", help="print a results file (batching.json) as Markdown tables")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="timed loop length per case")
     parser.add_argument("--envs", default="cartpole,pong")
@@ -434,6 +435,9 @@ def main() -> None:
     if args.one:
         impl, env_name, n = args.one.split(":")
         print(json.dumps(run_case(impl, env_name, int(n), args.seconds)), flush=True)
+        return
+    if args.table:
+        print(markdown(json.loads(Path(args.table).read_text())))
         return
     if args.signals:
         rows = run_signals(2000)
@@ -479,6 +483,41 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """The summary of a results file as one Markdown table per env."""
+    names = {
+        "hub": "hub ParallelEnv (fork)",
+        "hub-spawn": "hub ParallelEnv (spawn)",
+        "hub-serial": "hub SerialEnv (1 process)",
+        "gymnasium": "gymnasium AsyncVectorEnv (shared_memory=True)",
+        "torchrl": "TorchRL 0.14.1 ParallelEnv",
+    }
+    lines = []
+    for env_name in ("cartpole", "pong"):
+        rows = [r for r in results["summary"] if r["env"] == env_name]
+        if not rows:
+            continue
+        title = "CartPole-v1" if env_name == "cartpole" else "Pong-v5 (EnvPool, 84x84x4 uint8)"
+        lines += [
+            f"**{title}** (median of {results['rounds']} rounds [min-max])",
+            "",
+            "| workers | implementation | env-steps/s | CPU us / env-step | start-up s | close s |",
+            "|---|---|---|---|---|---|",
+        ]
+        order = list(names)
+        rows.sort(key=lambda r: (r["num_workers"], order.index(r["impl"])))
+        for r in rows:
+            lo, hi = r["env_steps_per_s_range"]
+            cpu = r.get("cpu_us_per_env_step")
+            lines.append(
+                f"| {r['num_workers']} | {names[r['impl']]} | {r['env_steps_per_s']:,.0f} "
+                f"[{lo:,.0f}-{hi:,.0f}] | {'' if cpu is None else f'{cpu:,.0f}'} | "
+                f"{r['start_s']:.2f} | {r['close_s']:.2f} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -212,3 +212,10 @@ def test_closed_env_says_so():
         env.reset()
     with pytest.raises(ClosedEnvError):
         env.get_attr("max_steps")
+
+
+def test_make_env_builds_parallel_envs():
+    env = hub.make_env("hub:Counting", num_envs=2, batching="parallel", max_steps=3)
+    with env:
+        assert isinstance(env, hub.ParallelEnv)
+        assert env.rollout(5)["next", "observation"][:, -1].squeeze(-1).tolist() == [3, 3]
