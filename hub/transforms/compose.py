@@ -42,6 +42,7 @@ class Compose(Transform):
 
     def __init__(self, *transforms: Transform) -> None:
         super().__init__()
+        self._steps: list[Any] | None = None  # set once the keys are resolved (see specs)
         for t in transforms:
             _check_transform(t)
         self.transforms: list[Transform] = []
@@ -106,9 +107,16 @@ class Compose(Transform):
     __call__ = forward
 
     def _step(self, tensordict: TensorDictBase, next_tensordict: TensorDictBase) -> TensorDictBase:
-        for t in self.transforms:
-            next_tensordict = t._step(tensordict, next_tensordict)
+        steps = self._steps
+        if steps is None:
+            steps = [t._step for t in self.transforms]
+        for step in steps:
+            next_tensordict = step(tensordict, next_tensordict)
         return next_tensordict
+
+    @property
+    def steps_nothing(self) -> bool:
+        return all(t.steps_nothing for t in self.transforms)
 
     def _reset(
         self, tensordict: TensorDictBase, tensordict_reset: TensorDictBase
@@ -146,6 +154,8 @@ class Compose(Transform):
     def transform_output_spec(self, output_spec: Composite) -> Composite:
         for t in self.transforms:
             output_spec = t.transform_output_spec(output_spec)
+        # the keys are resolved now: keep the step functions of the transforms that do something
+        self._steps = [t._step for t in self.transforms if not t.steps_nothing]
         return output_spec
 
     def transform_input_spec(self, input_spec: Composite) -> Composite:
@@ -198,6 +208,7 @@ class Compose(Transform):
         return self._container._env_before(self)
 
     def _transforms_changed(self) -> None:
+        self._steps = None
         for t in self.transforms:
             t._forget_parent()
         if self._container is not None:

@@ -140,6 +140,17 @@ class Transform:
         cls = type(self)
         return bool(self._in_keys_inv) or cls._inv_call is not Transform._inv_call
 
+    @property
+    def steps_nothing(self) -> bool:
+        """Whether the transform leaves step outputs as they are (a chain skips it there)."""
+        cls = type(self)
+        return (
+            not self._in_keys
+            and cls._step is Transform._step
+            and cls._call is Transform._call
+            and cls._apply_keys is Transform._apply_keys
+        )
+
     # ------------------------------------------------------------------ forward
     def _apply_transform(self, value: torch.Tensor) -> torch.Tensor:
         """Map one entry of the env's outputs (``in_key`` -> ``out_key``)."""
