@@ -180,11 +180,9 @@ def _transformed(env: Any, transforms: Any) -> Any:
             "make_env(transforms=...) needs hub.transforms, which this version of hub does not "
             "have yet; build the env without transforms."
         ) from exc
-    if isinstance(transforms, Compose):
-        return TransformedEnv(env, transforms)
-    if not isinstance(transforms, (list, tuple)):
-        transforms = [transforms]
-    return TransformedEnv(env, Compose(*transforms))  # env.transform is always a Compose
+    if isinstance(transforms, (list, tuple)):
+        return TransformedEnv(env, Compose(*transforms))
+    return TransformedEnv(env, transforms)  # one transform, or a Compose already
 
 
 def list_envs(namespace: str | None = None) -> list[str]:
