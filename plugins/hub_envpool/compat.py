@@ -13,7 +13,7 @@
   function states the range it was checked on.
 
 Example:
-    >>> env_type_for("gym")  # envpool 1.2 is installed: "gym" is gymnasium there
+    >>> env_type_for("gymnasium")
     'gymnasium'
     >>> env_type_for.implementations[0].range
     '>=0.8,<1.1'

@@ -389,7 +389,7 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
             create["seed"] = int(create["seed"]) % _INT32
         self.env_name = env_name.replace("ALE/", "")
         self.create_env_kwargs = create
-        self.env_type = env_type or compat.env_type_for(hub.dispatch.active_backend("gym"))
+        self.env_type = env_type or compat.env_type_for(_active_gym_backend())
         if self.env_type not in ("gym", "gymnasium"):
             raise ValueError(f"env_type must be 'gym' or 'gymnasium', got {self.env_type!r}.")
         self._ep_sizes(int(num_workers), int(batch_size or num_workers), unbatched)
@@ -460,3 +460,11 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
             f"{type(self).__name__}(env={self.env_name!r}, num_workers={self.num_workers}, "
             f"batch_size={list(self.batch_size)}, device={self.device or 'cpu'})"
         )
+
+
+def _active_gym_backend() -> str | None:
+    """The active member of the gym family (``None`` when no plugin declares the family)."""
+    try:
+        return hub.dispatch.active_backend("gym")
+    except hub.errors.HubError:
+        return None

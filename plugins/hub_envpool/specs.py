@@ -134,7 +134,10 @@ def clean_space(space: Any) -> Any:
         return space
     low[low_open] = -np.inf
     high[high_open] = np.inf
-    return type(space)(low=low, high=high, shape=space.shape, dtype=space.dtype)
+    dtype = space.dtype
+    return type(space)(
+        low=low.astype(dtype), high=high.astype(dtype), shape=space.shape, dtype=dtype
+    )
 
 
 def observation_spec(space: Any, batch_size: Sequence[int], device: Any) -> Composite:
