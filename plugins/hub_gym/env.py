@@ -159,8 +159,6 @@ class GymWrapper(hub.GymLikeEnv):
         return frame
 
     def _init_env(self) -> None:
-        self._ensure_default_specs()
-        self._compute_keys()
         spec = self.full_observation_spec
         base_obs = spec.clone()
         if self.from_pixels:
@@ -250,10 +248,10 @@ class GymWrapper(hub.GymLikeEnv):
         out["terminated"] = from_numpy(flags[0].copy())
         out["truncated"] = from_numpy(flags[1].copy())
         out["done"] = from_numpy(flags[2].copy())
-        if self._device is not None:
+        if self.device is not None:
             out = self._to_device(out)
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self._info_readers:
+        for reader in self.info_dict_reader:
             reader(info, td)
         return td
 
@@ -279,17 +277,17 @@ class GymWrapper(hub.GymLikeEnv):
         out["terminated"] = from_numpy(flags[0].copy())
         out["truncated"] = from_numpy(flags[1].copy())
         out["done"] = from_numpy(flags[2].copy())
-        if self._device is not None:
+        if self.device is not None:
             out = self._to_device(out)
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self._info_readers:
+        for reader in self.info_dict_reader:
             reader(info, td)
         return td
 
     def _to_device(self, out: dict[str, Any]) -> dict[str, Any]:
-        if self._device is None:
+        if self.device is None:
             return out
-        return {key: value.to(self._device) for key, value in out.items()}
+        return {key: value.to(self.device) for key, value in out.items()}
 
 
 class GymEnv(GymWrapper):

@@ -113,7 +113,7 @@ class VectorRunner:
         if self.device is not None:
             out = {key: value.to(self.device) for key, value in out.items()}
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.wrapper._info_readers:
+        for reader in self.wrapper.info_dict_reader:
             reader(info, td)
         return td
 
@@ -202,7 +202,7 @@ class VectorRunner:
         if self.device is not None:
             out = {key: value.to(self.device) for key, value in out.items()}
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.wrapper._info_readers:
+        for reader in self.wrapper.info_dict_reader:
             reader(info, td)
         return td
 
