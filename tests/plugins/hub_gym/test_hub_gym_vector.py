@@ -127,3 +127,14 @@ def test_wrapped_legacy_sync_vector_env(backend: str) -> None:
     env.set_seed(3)
     torch.manual_seed(3)
     assert_real_cartpole_data(env.rollout(150, break_when_any_done=False))
+
+
+@pytest.mark.skipif(not _gymnasium_at_least("1.1"), reason="needs gymnasium >= 1.1")
+def test_async_vector_env() -> None:
+    env = hub.make_env("gymnasium:CartPole-v1", num_envs=2, vectorization="async")
+    try:
+        env.set_seed(0)
+        torch.manual_seed(0)
+        assert_real_cartpole_data(env.rollout(120, break_when_any_done=False))
+    finally:
+        env.close()
