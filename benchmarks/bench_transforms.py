@@ -218,8 +218,6 @@ def summarize(samples: dict[str, list[float]]) -> list[dict[str, Any]]:
                 "transformed_us": statistics.median(trans),
                 "stack_cost_us": statistics.median(paired),
                 "stack_cost_min_max_us": [min(paired), max(paired)],
-                # the fastest round of each case: the least disturbed by other processes
-                "stack_cost_of_fastest_us": min(trans) - min(bare),
             }
         )
     return rows
@@ -242,8 +240,6 @@ def compare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "hub_stack_cost_us": row["stack_cost_us"],
                 "torchrl_stack_cost_us": peer["stack_cost_us"],
                 "ratio": row["stack_cost_us"] / peer["stack_cost_us"],
-                "ratio_of_fastest": row["stack_cost_of_fastest_us"]
-                / peer["stack_cost_of_fastest_us"],
             }
         )
     return out
@@ -278,21 +274,16 @@ def main() -> None:
     samples = measure(cases, args.rounds, args.steps, clock)
     rows = summarize(samples)
     comparison = compare(rows)
-    print(
-        f"{'env':<18} {'loop':<8} {'bare µs':>9} {'+stack µs':>10} {'stack cost µs':>14} "
-        f"{'(fastest rounds)':>17}"
-    )
+    print(f"{'env':<18} {'loop':<8} {'bare µs':>9} {'+stack µs':>10} {'stack cost µs':>14}")
     for row in rows:
         print(
             f"{row['env']:<18} {row['loop']:<8} {row['bare_us']:>9.1f} "
-            f"{row['transformed_us']:>10.1f} {row['stack_cost_us']:>14.1f} "
-            f"{row['stack_cost_of_fastest_us']:>17.1f}"
+            f"{row['transformed_us']:>10.1f} {row['stack_cost_us']:>14.1f}"
         )
     for row in comparison:
         print(
             f"{row['env']} ({row['loop']}): hub {row['hub_stack_cost_us']:.1f} µs vs TorchRL "
-            f"{row['torchrl_stack_cost_us']:.1f} µs per step -> {row['ratio']:.2f}x "
-            f"(fastest rounds: {row['ratio_of_fastest']:.2f}x)"
+            f"{row['torchrl_stack_cost_us']:.1f} µs per step -> {row['ratio']:.2f}x"
         )
     result = {
         "benchmark": "per-step cost of Compose(StepCounter(), RewardSum(), DoubleToFloat())",
