@@ -134,6 +134,55 @@ def measure(lib: str, steps: int = 3000, repeats: int = 3) -> dict[str, float]:
     return {key: min(values) for key, values in out.items()}
 
 
+def split(steps: int = 3000) -> dict[str, float]:
+    """Where a hub rollout step goes (microseconds per step): dm_control's own ``step``, the
+    plugin's ``_step`` around it, ``EnvBase.step`` around that, random actions, ``step_mdp``,
+    resets and the rest of ``rollout`` (done checks, stacking). Timers wrap each part, so the
+    parts are a little inflated by the timers themselves.
+
+    Example:
+        >>> sorted(split(30))[:2]
+        ['EnvBase.step around _step', 'dm_control step']
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    env = _make("hub")
+    spent = dict.fromkeys(("dmc", "_step", "step", "rand_action", "step_mdp", "reset"), 0.0)
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = CLOCK()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += CLOCK() - start
+
+        return wrapper
+
+    env._env.step = timed("dmc", env._env.step)
+    env._step = timed("_step", env._make_stepper())  # rebuilt so that it calls the timed step
+    for name in ("step", "rand_action", "step_mdp", "reset"):
+        setattr(env, name, timed(name, getattr(env, name)))
+    env.rollout(max(20, steps // 10), break_when_any_done=False)
+    spent.update(dict.fromkeys(spent, 0.0))
+    start = CLOCK()
+    env.rollout(steps, break_when_any_done=False)
+    total = CLOCK() - start
+    env.close()
+    parts = {
+        "dm_control step": spent["dmc"],
+        "plugin _step around it": spent["_step"] - spent["dmc"],
+        "EnvBase.step around _step": spent["step"] - spent["_step"],
+        "rand_action": spent["rand_action"],
+        "step_mdp": spent["step_mdp"],
+        "reset": spent["reset"],
+    }
+    parts["rest of rollout"] = total - sum(parts.values())
+    parts["total"] = total
+    return {key: value / steps * 1e6 for key, value in parts.items()}
+
+
 def _versions(lib: str) -> dict[str, str]:
     from importlib.metadata import version
 
@@ -167,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peer-python", help="a python with torchrl installed (optional)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--wall", action="store_true", help="wall-clock instead of CPU time")
-    parser.add_argument("--child", choices=["hub", "torchrl"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["hub", "torchrl", "split"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         global CLOCK
         if args.wall:
             CLOCK = time.perf_counter
+        if args.child == "split":
+            print(json.dumps({"split_us": split(args.steps), "versions": _versions("hub")}))
+            return 0
         per_step = measure(args.child, args.steps, args.repeats)
         print(json.dumps({"per_step_s": per_step, "versions": _versions(args.child)}))
         return 0
@@ -199,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         lib: {key: statistics.median(r[key] for r in rs) for key in rs[0]}
         for lib, rs in runs.items()
     }
+    parts = _run(sys.executable, "split", args.steps, args.repeats, args.wall)["split_us"]
+    print("hub rollout, us per step: " + ", ".join(f"{k} {v:.1f}" for k, v in parts.items()))
     report = {
         "benchmark": "DMControlEnv cheetah/run steps/s against raw dm_control, paired per process",
         "env": f"{DOMAIN}/{TASK}",
@@ -215,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "versions": versions,
         "median_over_rounds": summary,
+        "hub_rollout_split_us_per_step": parts,
         "rounds_data": runs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

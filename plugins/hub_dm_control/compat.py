@@ -7,6 +7,10 @@ Measured on the two pairs that install here (dm_control 1.0.50 + mujoco 3.17.0 a
   fails with ``AttributeError: 'MjModel' object has no attribute 'flex_vertedge'``, or
   ``'flex_evpair'`` on 1.0.20), and ``pip install dm-control`` alone pulls mujoco 4. hub refuses
   that pair up front with the command that fixes it.
+* :func:`check_numpy`: dm_control before 1.0.21 indexes named MuJoCo fields with
+  ``np.array(key, copy=False)``, which numpy 2 refuses (``ValueError: Unable to avoid copy while
+  creating an array as requested``) in most tasks' observations and rewards (cartpole, walker,
+  humanoid...; cheetah happens to escape it). hub refuses that pair up front with the fix.
 * :func:`suite_tasks` and :func:`load`: the suite's API (``ALL_TASKS``, ``suite.load`` with
   ``task_kwargs``, ``environment_kwargs`` and ``visualize_reward``) is the same from 1.0 on;
   before 1.0, dm_control used MuJoCo 2.0 through its own ctypes bindings, which hub does not
@@ -28,7 +32,14 @@ from typing import Any
 import hub
 from hub_dm_control.rendering import gl_error, is_gl_failure
 
-__all__ = ["check_runtime", "suite_tasks", "load", "free_physics", "import_suite"]
+__all__ = [
+    "check_runtime",
+    "check_numpy",
+    "suite_tasks",
+    "load",
+    "free_physics",
+    "import_suite",
+]
 
 #: the newest dm_control known to break with mujoco 4
 LAST_CHECKED_DM_CONTROL = "1.0.50"
@@ -58,6 +69,31 @@ def _() -> None:
             'pip install "dm-control==1.0.50" "mujoco==3.17.0", or pip install "hub[dm-control]".'
         ),
     )
+
+
+@hub.implement_for("dm_control", "1.0", "1.0.21")
+def check_numpy() -> None:
+    """dm_control < 1.0.21: named indexing breaks with numpy 2; refuse that pair with the fix."""
+    import numpy
+
+    if int(numpy.__version__.split(".")[0]) < 2:
+        return
+    dm_version = hub.dispatch.module_version("dm_control")
+    raise hub.errors.MissingDependencyError(
+        "numpy<2",
+        extra="dm-control",
+        message=(
+            f"dm_control {dm_version} does not work with numpy {numpy.__version__}: most tasks "
+            "fail with ValueError: Unable to avoid copy while creating an array as requested "
+            '(dm_control fixed it in 1.0.21). Install numpy 1.x: pip install "numpy<2", or a '
+            'newer dm_control: pip install "dm-control>=1.0.21".'
+        ),
+    )
+
+
+@check_numpy.register(from_version="1.0.21")
+def _() -> None:
+    """dm_control >= 1.0.21 works with numpy 1 and 2."""
 
 
 def import_suite() -> Any:
@@ -94,8 +130,9 @@ def suite_tasks() -> list[tuple[str, str]]:
 @hub.implement_for("dm_control", "1.0")
 def load(domain: str, task: str, **kwargs: Any) -> Any:
     """``suite.load(domain, task, task_kwargs=, environment_kwargs=, visualize_reward=)``
-    (dm_control >= 1.0), after :func:`check_runtime`."""
+    (dm_control >= 1.0), after :func:`check_runtime` and :func:`check_numpy`."""
     check_runtime()
+    check_numpy()
     return import_suite().load(domain, task, **kwargs)
 
 

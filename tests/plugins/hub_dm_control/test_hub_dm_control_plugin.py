@@ -98,6 +98,21 @@ def test_mujoco_4_is_refused_with_the_fix() -> None:
         refuse()
 
 
+@needs_dmc
+def test_old_dm_control_with_numpy_2_is_refused_with_the_fix() -> None:
+    import numpy
+    from hub_dm_control import compat
+
+    assert [i.range for i in compat.check_numpy.implementations] == [">=1.0,<1.0.21", ">=1.0.21"]
+    compat.check_numpy()  # the installed pair works (the tox env dmc-old pins numpy<2)
+    refuse = compat.check_numpy.implementations[0].function
+    if int(numpy.__version__.split(".")[0]) < 2:
+        refuse()  # numpy 1 works with every dm_control
+    else:
+        with pytest.raises(hub.errors.MissingDependencyError, match=r"numpy<2"):
+            refuse()
+
+
 @pytest.mark.skipif(HAS_DMC, reason="dm_control is installed")
 def test_missing_backend_names_the_install_line() -> None:
     with pytest.raises(hub.errors.MissingDependencyError, match=r"hub\[dm-control\]"):
