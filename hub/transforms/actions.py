@@ -227,8 +227,7 @@ class ActionMask(Transform):
 
     @property
     def has_inverse(self) -> bool:
-        env = _root_env(self)
-        return bool(env is not None and env.checks)
+        return True  # checks the action against the mask when the env's checks are on
 
     def _inv_call(self, tensordict: TensorDictBase) -> TensorDictBase:
         env = _root_env(self)

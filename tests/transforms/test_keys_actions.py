@@ -142,6 +142,10 @@ def test_action_mask_with_checks_rejects_a_masked_action():
     td = env.reset().set("action", torch.tensor(2))
     with pytest.raises(SpecMismatchError, match="mask"):
         env.step(td)
+    later = TransformedEnv(MaskedChoice(), ActionMask())
+    later.checks = True  # turned on after construction
+    with pytest.raises(SpecMismatchError, match="mask"):
+        later.step(later.reset().set("action", torch.tensor(1)))
 
 
 def test_action_discretizer_exposes_only_the_discrete_action():
