@@ -6,8 +6,9 @@ messages (seeding, attribute access, ``call``, errors) follow their byte as a le
 pickle, between this process and the children it started (never a network peer).
 
 Why pipes: on the 2-core machine they matched POSIX semaphores and ``eventfd`` in round-trip
-time, beat ``multiprocessing.Event`` and duplex ``Connection`` objects by 3-10x, and spinning on
-a shared flag was ~100x slower under load (see ``docs/batching.md``). A pipe also reports a dead
+time, beat duplex ``Connection`` objects and ``multiprocessing.Event`` by 2-10x, and spinning on
+a shared flag was hundreds of times slower (a spinning process holds a core the workers need;
+``benchmarks/bench_batching.py --signals``, figures in ``docs/batching.md``). A pipe also reports a dead
 peer by itself: when a worker dies its end closes and ``poll`` wakes the parent with an EOF, so a
 crash is noticed at once, without polling for it.
 
