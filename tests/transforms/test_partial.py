@@ -121,3 +121,20 @@ def test_transformed_batched_env_passes_check_env_specs():
     hub.check_env_specs(env)
     env = TransformedEnv(hub.SerialEnv(2, CountingEnv), counters())
     hub.check_env_specs(env)
+
+
+def test_nested_inverse_keys_leave_the_policys_data_alone():
+    from hub.transforms import Transform
+
+    class Flip(Transform):
+        def __init__(self):
+            super().__init__(in_keys_inv=[("agents", "action")])
+
+        def _inv_apply_transform(self, action):
+            return 1 - action
+
+    env = TransformedEnv(MultiAgentCountingEnv(n_agents=2, max_steps=5), Flip())
+    td = env.reset().set(("agents", "action"), torch.ones(2, 1, dtype=torch.int64))
+    out = env.step(td)
+    assert td["agents", "action"].squeeze(-1).tolist() == [1, 1]
+    assert out["next", "agents", "reward"].squeeze(-1).tolist() == [0.0, 0.0]
