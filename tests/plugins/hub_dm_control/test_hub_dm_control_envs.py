@@ -212,6 +212,38 @@ def test_a_discrete_action_spec_gives_one_hot_actions() -> None:
     hub.check_env_specs(categorical)
 
 
+def test_nested_observation_dicts_give_nested_entries() -> None:
+    import dm_env
+    from hub_dm_control import DMControlWrapper
+
+    class Nested(_Terminating):
+        def _nest(self, timestep):
+            t = timestep.observation["t"]
+            return timestep._replace(observation={"t": t, "body": {"height": float(t[0])}})
+
+        def reset(self):
+            return self._nest(super().reset())
+
+        def step(self, action):
+            return self._nest(super().step(action))
+
+        def observation_spec(self):
+            height = dm_env.specs.Array((), np.float64, name="height")
+            return {**super().observation_spec(), "body": {"height": height}}
+
+    env = DMControlWrapper(Nested())
+    assert ("body", "height") in env.observation_keys
+    data = env.rollout(5)
+    assert data["next", "body", "height"].squeeze(-1).tolist() == [1.0, 2.0, 3.0]
+    hub.check_env_specs(env)
+
+
+def test_explicit_device() -> None:
+    env = make("cartpole/balance", device="cpu")
+    assert env.rollout(3)["next", "position"].device == torch.device("cpu")
+    hub.check_env_specs(env)
+
+
 def test_stepping_past_the_end_is_an_error() -> None:
     env = make("cheetah/run", task_kwargs={"time_limit": 0.02})
     td = env.rand_step()
