@@ -24,9 +24,33 @@ from typing import Any
 
 import hub
 
-__all__ = ["hub_namespaces", "hub_spec_conversions", "hub_backends", "make", "list_envs"]
+__all__ = [
+    "hub_namespaces",
+    "hub_spec_conversions",
+    "hub_backends",
+    "make",
+    "list_envs",
+    "GYM_FAMILY",
+    "ensure_gym_family",
+]
 
 BACKENDS = ("gymnasium", "gym")
+GYM_FAMILY = hub.BackendFamily(
+    "gym", BACKENDS, description="gymnasium or gym: choose with hub.set_gym_backend"
+)
+
+
+def ensure_gym_family() -> None:
+    """Declare the ``"gym"`` family if it is not (the hook declares it when plugins load; this
+    makes the plugin's own calls work even if the family was removed since, as test fixtures do).
+
+    Example:
+        >>> ensure_gym_family()
+    """
+    from hub.dispatch import register_backend_family
+
+    register_backend_family(GYM_FAMILY)  # a no-op when it is already registered
+
 
 # space class name (in ``<backend>.spaces``) -> name of its converter in hub_gym.spaces
 SPACE_CONVERTERS = {
@@ -52,6 +76,7 @@ def make(backend: str, env_id: str, num_envs: int | None = None, **kwargs: Any) 
     """
     from hub_gym.env import GymEnv
 
+    ensure_gym_family()
     with hub.set_gym_backend(backend):
         return GymEnv(env_id, num_envs=num_envs, **kwargs)
 
@@ -108,8 +133,4 @@ def hub_spec_conversions() -> list[hub.SpecConversion]:
 @hub.hookimpl
 def hub_backends() -> list[hub.BackendFamily]:
     """The ``"gym"`` family: gymnasium first, then gym."""
-    return [
-        hub.BackendFamily(
-            "gym", BACKENDS, description="gymnasium or gym: choose with hub.set_gym_backend"
-        )
-    ]
+    return [GYM_FAMILY]
