@@ -149,6 +149,20 @@ def _run(python: str, lib: str, steps: int, repeats: int, wall: bool) -> dict[st
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def _source_state() -> dict[str, Any]:
+    """The commit of hub measured, and whether hub/ or plugins/ had uncommitted changes."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    return {
+        "commit": git("rev-parse", "HEAD") or None,
+        "uncommitted_changes": bool(git("status", "--porcelain", "hub", "plugins")),
+    }
+
+
 def _overheads(result: dict[str, Any]) -> dict[str, float]:
     t = result["timings"]
     return {
@@ -216,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_average": os.getloadavg(),
         },
         "versions": versions,
+        "source": _source_state(),
         "median_over_rounds": summary,
         "rounds_data": runs,
     }

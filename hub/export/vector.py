@@ -8,7 +8,9 @@ of the installed gymnasium (see :func:`export_autoreset_mode`):
   in ``info["final_obs"]`` (``info["final_observation"]`` before 1.0) where
   ``info["_final_obs"]`` is True;
 * ``"next_step"`` (gymnasium 1.0, its only mode): that step returns the true last observation,
-  and the next step resets the sub-env instead of stepping it (reward 0, not done).
+  and the next step resets the sub-env instead of stepping it (reward 0, not done). The hub env
+  is stepped with ``"_step"`` False for those sub-envs and they are reset after the step, so
+  the first observation returned is the one they continue from.
 
 Example:
     >>> import hub
@@ -125,22 +127,25 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
     def _step_next(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         td = self._td
         restart = self._prev_done.copy()
-        if restart.any():
-            td.set("_reset", torch.from_numpy(restart).reshape(self.num_envs, 1))
-            td = self.hub_env.reset(td)
-            td.set("_step", torch.from_numpy(~restart))
         td.set(self._action_key, self._write_action(actions))
+        if restart.any():  # finished sub-envs: their action is ignored, as gymnasium 1.0 does
+            td.set("_step", torch.from_numpy(~restart))
         td = self.hub_env.step(td)
         if restart.any():
             td = td.exclude("_step")
         nxt = td.get("next")
         terminated, truncated, reward = self._flags(nxt)
-        terminated[restart] = False
-        truncated[restart] = False
-        reward[restart] = 0.0
+        next_input = self.hub_env.step_mdp(td)
+        if restart.any():
+            # reset them after the step, so that whatever the step did to them is discarded
+            next_input.set("_reset", torch.from_numpy(restart).reshape(self.num_envs, 1))
+            next_input = self.hub_env.reset(next_input)
+            terminated[restart] = False
+            truncated[restart] = False
+            reward[restart] = 0.0
         self._prev_done = terminated | truncated
-        self._td = self.hub_env.step_mdp(td)
-        return self._read_obs(nxt), reward, terminated, truncated, {}
+        self._td = next_input
+        return self._read_obs(next_input), reward, terminated, truncated, {}
 
     def _flags(self, nxt: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         n = self.num_envs

@@ -85,3 +85,28 @@ def test_stable_baselines3_trains_ppo_on_an_exported_env() -> None:
     model.learn(total_timesteps=2048)
     action, _ = model.predict(env.reset(seed=1)[0], deterministic=True)
     assert env.action_space.contains(action)
+
+
+def test_vector_export_of_a_gym_vector_env_gives_real_episodes() -> None:
+    from hub.export.vector import export_autoreset_mode
+
+    env = hub.to_gymnasium(hub.make_env("gymnasium:CartPole-v1", num_envs=2))
+    obs, _ = env.reset(seed=0)
+    restarting = np.zeros(2, dtype=bool)
+    ends = 0
+    for _ in range(200):
+        obs, reward, terminated, truncated, info = env.step(np.zeros(2, dtype=np.int64))
+        done = terminated | truncated
+        if export_autoreset_mode() == "same_step":
+            assert (reward == 1).all()
+            if done.any():
+                key = "final_obs" if "final_obs" in info else "final_observation"
+                for i in np.flatnonzero(done):
+                    assert abs(info[key][i][2]) > 0.2095 or abs(info[key][i][0]) > 2.4
+                    assert np.abs(obs[i]).max() <= 0.05
+        else:  # next step: the step after an end restarts the sub-env, reward 0
+            assert (reward[restarting] == 0).all() and (reward[~restarting] == 1).all()
+            assert (np.abs(obs[restarting]) <= 0.05).all()
+            restarting = done
+        ends += int(done.sum())
+    assert ends > 0
