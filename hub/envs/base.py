@@ -45,6 +45,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs import checks as _checks
+from hub.envs._fast_td import fast_get, fast_keys, fast_set, new_td, shallow
 from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
 from hub.envs.reset_masks import (
     drop_reset_entries,
@@ -433,6 +434,7 @@ class EnvBase(metaclass=_EnvMeta):
         self._done_flag_keys = [p + ("done",) if p else "done" for p in self._done_prefixes]
         self._reset_keys = [p + ("_reset",) if p else "_reset" for p in self._done_prefixes]
         self._mdp_exclude = set(self._reward_keys) | {"next", "_reset", "_step"}
+        self._flat_rewards = all(isinstance(k, str) for k in self._reward_keys)
         self._action_set = set(self._action_keys)
         self._keys_ready = True
 
@@ -583,12 +585,11 @@ class EnvBase(metaclass=_EnvMeta):
     def _check_actions(self, tensordict: TensorDictBase) -> None:
         locked = self.batch_locked
         for key, spec, shape, event_shape, dtype in self._action_checks:
-            try:
-                value = tensordict[key]
-            except KeyError:
+            value = fast_get(tensordict, key)
+            if value is None:
                 raise SpecMismatchError(
                     key, spec, "no such entry in the input tensordict", where="step"
-                ) from None
+                )
             if locked:
                 bad_shape = value.shape != shape
             else:
@@ -619,7 +620,7 @@ class EnvBase(metaclass=_EnvMeta):
         if self.batch_locked and tensordict.batch_size != self._batch_size:
             self._check_batch(tensordict, "step")
         self._check_actions(tensordict)
-        step_mask = tensordict.get("_step", None)
+        step_mask = fast_get(tensordict, "_step")
         if step_mask is not None and not bool(step_mask.all()):  # rare: no fast path needed
             next_td = self._partial_step(tensordict, step_mask)
         else:
@@ -629,7 +630,10 @@ class EnvBase(metaclass=_EnvMeta):
             self._auto_reset_store(next_td)
         if self.checks:
             _checks.check_step_output(self, next_td)
-        tensordict.set("next", next_td)
+        if next_td.batch_size == tensordict.batch_size:
+            fast_set(tensordict, "next", next_td)
+        else:
+            tensordict.set("next", next_td)
         return tensordict
 
     def _partial_step(self, tensordict: TensorDictBase, step_mask: torch.Tensor) -> TensorDictBase:
@@ -677,11 +681,18 @@ class EnvBase(metaclass=_EnvMeta):
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:
         """The input of the next step: ``tensordict["next"]`` without rewards, plus the root
         entries that are neither actions nor found under ``"next"`` (e.g. a policy's state)."""
-        next_td = tensordict.get("next")
-        out = next_td.exclude(*self._reward_keys) if self._reward_keys else next_td.copy()
-        out_keys = out.keys()
+        next_td = fast_get(tensordict, "next")
         exclude = self._mdp_exclude
         actions = self._action_set
+        if type(next_td) is TensorDict and type(tensordict) is TensorDict and self._flat_rewards:
+            data = {k: shallow(v) for k, v in next_td.items() if k not in exclude}
+            for key in fast_keys(tensordict):
+                if key in exclude or key in actions or key in data:
+                    continue
+                data[key] = shallow(fast_get(tensordict, key))
+            return new_td(data, next_td.batch_size, next_td.device)
+        out = next_td.exclude(*self._reward_keys) if self._reward_keys else next_td.copy()
+        out_keys = out.keys()
         for key in tensordict.keys():
             if key in exclude or key in actions or key in out_keys:
                 continue
@@ -710,7 +721,7 @@ class EnvBase(metaclass=_EnvMeta):
         next_input = self.step_mdp(tensordict)
         any_done = False
         for done_key, reset_key in zip(self._done_flag_keys, self._reset_keys):
-            done = next_input.get(done_key, None)
+            done = fast_get(next_input, done_key)
             if done is not None and any_true(done):
                 any_done = True
                 next_input.set(reset_key, done.clone())

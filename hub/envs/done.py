@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDictBase
 
+from hub.envs._fast_td import fast_keys
 from hub.specs import Categorical, Composite, TensorSpec
 
 DONE_NAMES = ("done", "terminated", "truncated")
@@ -77,7 +78,7 @@ def complete_done_flags(
         level = data.get(prefix, None) if prefix else data
         if level is None:
             level = data.empty() if not prefix else None
-        keys = level.keys() if level is not None else ()
+        keys = fast_keys(level) if level is not None else ()
         has_done = "done" in keys
         has_term = "terminated" in keys
         has_trunc = "truncated" in keys

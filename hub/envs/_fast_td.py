@@ -1,0 +1,68 @@
+"""Fast paths into plain ``TensorDict`` objects for the env step path (core use only).
+
+The step path reads and writes a handful of root entries per step; tensordict's public
+``get``/``set`` parse and validate keys and values on every call. For exact ``TensorDict``
+instances and string keys, these helpers go to the underlying dict, and fall back to the public
+API for everything else (nested keys, lazy stacks, other tensordict classes).
+
+Example:
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> td = TensorDict({"a": torch.zeros(1)}, [])
+    >>> fast_get(td, "a").shape, fast_get(td, "b") is None
+    (torch.Size([1]), True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from tensordict import TensorDict, TensorDictBase, is_tensor_collection
+
+__all__ = ["fast_get", "fast_set", "fast_keys", "new_td"]
+
+
+def _probe() -> bool:
+    try:
+        td = TensorDict._new_unsafe({}, batch_size=torch.Size(()), device=None, nested=False)
+        return isinstance(td._tensordict, dict)
+    except (AttributeError, TypeError):  # pragma: no cover - another tensordict layout
+        return False
+
+
+_FAST = _probe()
+
+
+def fast_get(td: TensorDictBase, key: Any, default: Any = None) -> Any:
+    """``td.get(key, default)``."""
+    if _FAST and type(td) is TensorDict and type(key) is str:
+        return td._tensordict.get(key, default)
+    return td.get(key, default)
+
+
+def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
+    """``td.set(key, value)`` for a value whose batch dims are already right."""
+    if _FAST and type(td) is TensorDict and type(key) is str and not td.is_locked:
+        td._set_str(key, value, inplace=False, validated=True)
+    else:
+        td.set(key, value)
+
+
+def fast_keys(td: TensorDictBase) -> Any:
+    """The root keys of ``td`` (a view: do not modify ``td`` while iterating)."""
+    if _FAST and type(td) is TensorDict:
+        return td._tensordict.keys()
+    return td.keys()
+
+
+def new_td(data: dict[str, Any], batch_size: torch.Size, device: Any) -> TensorDictBase:
+    """A TensorDict of ``data`` (tensors and tensordicts whose batch dims are already right)."""
+    if _FAST:
+        return TensorDict._new_unsafe(data, batch_size=batch_size, device=device, nested=False)
+    return TensorDict(data, batch_size=batch_size, device=device)  # pragma: no cover
+
+
+def shallow(value: Any) -> Any:
+    """A shallow copy of a sub-tensordict (so that two parents never share one), else ``value``."""
+    return value.copy() if is_tensor_collection(value) else value

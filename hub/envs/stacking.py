@@ -1,0 +1,82 @@
+"""Fast stacking and splitting of tensordicts that share one structure.
+
+``torch.stack`` on a list of TensorDicts re-validates the structure of each; batched envs stack
+outputs of identical structure every step, so they stack leaf by leaf instead.
+
+Example:
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> tds = [TensorDict({"a": torch.zeros(2), "b": {"c": torch.ones(1)}}, []) for _ in range(3)]
+    >>> stack_like(tds).batch_size, stack_like(tds)["b", "c"].shape
+    (torch.Size([3]), torch.Size([3, 1]))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from tensordict import TensorDict, TensorDictBase, is_tensor_collection
+
+from hub.envs._fast_td import fast_get, new_td
+
+__all__ = ["stack_like", "split_inputs"]
+
+
+def stack_like(
+    tds: Sequence[TensorDictBase | None], fallback: TensorDictBase | None = None, dim: int = 0
+) -> TensorDictBase:
+    """Stack tensordicts of one structure along a new dim (first by default), leaf by leaf.
+
+    A ``None`` in ``tds`` takes the matching row of ``fallback`` (or zeros when ``fallback`` lacks
+    the entry): batched envs use it for the sub-envs they did not step or reset (``dim=0`` only).
+    Raises ``KeyError`` when the tensordicts do not share their keys.
+    """
+    template = next((td for td in tds if td is not None), None)
+    if template is None:
+        raise ValueError("stack_like needs at least one tensordict that is not None.")
+    return _stack_level(template, list(tds), fallback, len(tds), dim)
+
+
+def _stack_level(
+    template: TensorDictBase,
+    tds: list[TensorDictBase | None],
+    fallback: TensorDictBase | None,
+    n: int,
+    dim: int,
+) -> TensorDictBase:
+    out = {}
+    for key, value in template.items():
+        column = [fast_get(td, key) if td is not None else None for td in tds]
+        if any(c is None for c, td in zip(column, tds) if td is not None):
+            raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
+        sub_fallback = fast_get(fallback, key) if fallback is not None else None
+        if is_tensor_collection(value):
+            out[key] = _stack_level(value, column, sub_fallback, n, dim)
+            continue
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"stack_like stacks tensors only; {key!r} holds {type(value).__name__}")
+        if any(c is None for c in column):  # not `None in column`: that calls Tensor.__eq__
+            if isinstance(sub_fallback, torch.Tensor) and sub_fallback.shape[1:] == value.shape:
+                rest = sub_fallback.unbind(0)
+            else:
+                rest = [torch.zeros_like(value)] * n
+            column = [c if c is not None else rest[i] for i, c in enumerate(column)]
+        out[key] = torch.stack(column, dim)
+    batch = template.batch_size
+    return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
+
+
+def split_inputs(
+    data: TensorDictBase, keys: Sequence[str | tuple[str, ...]], sub_batch: torch.Size
+) -> list[TensorDictBase]:
+    """Split the ``keys`` entries of ``data`` (batch ``[n, ...]``) into one tensordict per row."""
+    n = data.batch_size[0]
+    if all(isinstance(key, str) for key in keys):
+        columns = {key: data.get(key).unbind(0) for key in keys}
+        return [
+            TensorDict({key: col[i] for key, col in columns.items()}, batch_size=sub_batch)
+            for i in range(n)
+        ]
+    selected = data.select(*keys)
+    return [selected[i] for i in range(n)]
