@@ -5,7 +5,8 @@ order, with the same pre-drawn actions everywhere:
 
 * ``raw_step``: EnvPool's own ``step(actions)`` loop (its autoreset inside; the baseline);
 * ``raw_cpp``: EnvPool's C++ ``_send``/``_recv`` without its Python layer (what hub calls);
-* ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(S, policy)``;
+* ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(100, policy)`` calls,
+  each going on from the last (as a collector does);
 * ``hub_loop``: a manual ``step_and_maybe_reset`` loop on the same env;
 * ``torchrl_rollout`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
   installed (``benchmarks/setup_peer_venv.sh``). TorchRL 0.14.1 fails on EnvPool >= 1.1 (it
@@ -49,14 +50,21 @@ import torch
 # batch steps per timed run (each steps every env once)
 DEFAULT_STEPS = {"Pong-v5": 1500, "CartPole-v1": 20000}
 WARMUP_FRACTION = 0.1
+# steps per rollout call: collectors gather short rollouts; one call of the whole run would
+# keep every Pong frame (about 0.45 MB per batch step) and measure memory, not the env
+CHUNK = 100
 
 
-def _timed(run: Callable[[int], None], steps: int) -> float:
-    """Seconds for ``run(steps)`` after a warm-up of 10% of the steps."""
+def _timed(run: Callable[[int], None], steps: int) -> tuple[float, float]:
+    """Wall seconds and main-thread CPU seconds of ``run(steps)``, after a warm-up of 10%.
+
+    The main thread's CPU time is the Python work of the loop (EnvPool steps its envs in its
+    own threads): it shows each stack's overhead even when the machine is loaded.
+    """
     run(max(20, int(steps * WARMUP_FRACTION)))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     run(steps)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 # ---------------------------------------------------------------------- raw EnvPool
@@ -98,18 +106,29 @@ def _policy(actions: torch.Tensor) -> Callable[[Any], Any]:
     return policy
 
 
-def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
-    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``."""
-    import hub
-
-    env = hub.make_env(
-        f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
-    )
+def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable]:
+    """``rollout`` in chunks of :data:`CHUNK` steps (each goes on from where the last one
+    stopped, as a collector does) and a manual ``step_and_maybe_reset`` loop; the same code
+    for hub and TorchRL."""
     policy = _policy(actions)
     state = {"td": env.reset()}
 
     def rollout(steps: int) -> None:
-        env.rollout(steps, policy, break_when_any_done=False)
+        td = state["td"]
+        for start in range(0, steps, CHUNK):
+            data = env.rollout(
+                min(CHUNK, steps - start),
+                policy,
+                break_when_any_done=False,
+                auto_reset=False,
+                tensordict=td,
+            )
+            td = env.step_mdp(data[..., -1])
+            done = td.get("done")
+            if bool(done.any()):
+                td.set("_reset", done.clone())
+                td = env.reset(td)
+        state["td"] = td
 
     def loop(steps: int) -> None:
         td = state["td"]
@@ -118,6 +137,17 @@ def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Call
             _, td = env.step_and_maybe_reset(td)
         state["td"] = td
 
+    return rollout, loop
+
+
+def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
+    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``."""
+    import hub
+
+    env = hub.make_env(
+        f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
+    )
+    rollout, loop = _env_cases(env, actions)
     return {"hub_rollout": rollout, "hub_loop": loop}
 
 
@@ -162,27 +192,16 @@ def torchrl_cases(
     except Exception as err:  # noqa: BLE001 - the failure is the result to record
         notes.setdefault("torchrl_unpatched_error", _patch_torchrl(err))
         env = MultiThreadedEnv(num_envs, task, create_env_kwargs={"seed": 0})
-    policy = _policy(actions)
-    state = {"td": env.reset()}
-
-    def rollout(steps: int) -> None:
-        env.rollout(steps, policy, break_when_any_done=False)
-
-    def loop(steps: int) -> None:
-        td = state["td"]
-        for _ in range(steps):
-            td = policy(td)
-            _, td = env.step_and_maybe_reset(td)
-        state["td"] = td
-
+    rollout, loop = _env_cases(env, actions)
     return {"torchrl_rollout": rollout, "torchrl_loop": loop}
 
 
 # ---------------------------------------------------------------------- driver
 def run_round(
     task: str, num_envs: int, steps: int, round_index: int, notes: dict[str, Any]
-) -> dict[str, float]:
-    """One round of every case for ``task``: env-steps/s by case."""
+) -> tuple[dict[str, float], dict[str, float]]:
+    """One round of every case for ``task``: env-steps/s, and main-thread CPU microseconds
+    per batch step, by case."""
     import envpool
 
     rng = np.random.default_rng(round_index)
@@ -198,16 +217,20 @@ def run_round(
     order = names[shift:] + names[:shift]
     if round_index % 2:
         order.reverse()
-    rates = {}
+    rates, cpu = {}, {}
     for name in order:
         with torch.no_grad():
-            seconds = _timed(cases[name], steps)
+            seconds, cpu_seconds = _timed(cases[name], steps)
         rates[name] = steps * num_envs / seconds
-    return rates
+        cpu[name] = cpu_seconds / steps * 1e6
+    return rates, cpu
 
 
-def summarize(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Median rate and median paired ratio to ``raw_step`` (with min and max) per case."""
+def summarize(
+    rounds: list[dict[str, float]], cpu: list[dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """Per case: median rate, median paired ratio to ``raw_step`` (with min and max), and
+    median main-thread CPU microseconds per batch step."""
     out = {}
     for name in rounds[0]:
         rates = [r[name] for r in rounds]
@@ -217,6 +240,7 @@ def summarize(rounds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
             "ratio_vs_raw_step": statistics.median(ratios),
             "ratio_min": min(ratios),
             "ratio_max": max(ratios),
+            "main_thread_cpu_us_per_batch_step": statistics.median(c[name] for c in cpu),
         }
     return out
 
@@ -259,26 +283,33 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for task in args.tasks:
         steps = args.steps or DEFAULT_STEPS.get(task, 2000)
         notes: dict[str, Any] = {}
-        rounds = []
+        rounds, cpu = [], []
         loads = []
         for r in range(args.rounds):
             loads.append(os.getloadavg()[0])
-            rounds.append(run_round(task, args.num_envs, steps, r, notes))
-            print(f"{task} round {r}: " + ", ".join(f"{k} {v:,.0f}" for k, v in rounds[-1].items()))
-        summary = summarize(rounds)
+            rates, cpu_us = run_round(task, args.num_envs, steps, r, notes)
+            rounds.append(rates)
+            cpu.append(cpu_us)
+            print(f"{task} round {r}: " + ", ".join(f"{k} {v:,.0f}" for k, v in rates.items()))
+        summary = summarize(rounds, cpu)
         results["tasks"][task] = {
             "batch_steps_per_run": steps,
             "load_average_before_rounds": loads,
             "rounds": rounds,
+            "main_thread_cpu_us_per_batch_step": cpu,
             "summary": summary,
             **notes,
         }
         print(f"\n{task}, {args.num_envs} envs ({args.rounds} rounds, median):")
-        print(f"  {'case':18s} {'env-steps/s':>12s} {'vs raw_step':>12s}  [min-max]")
+        print(
+            f"  {'case':18s} {'env-steps/s':>12s} {'vs raw_step':>12s} {'[min-max]':>12s} {'CPU us/step':>12s}"
+        )
         for name, row in summary.items():
+            span = f"[{row['ratio_min']:.2f}-{row['ratio_max']:.2f}]"
             print(
                 f"  {name:18s} {row['median_steps_per_s']:12,.0f} "
-                f"{row['ratio_vs_raw_step']:12.2f}  [{row['ratio_min']:.2f}-{row['ratio_max']:.2f}]"
+                f"{row['ratio_vs_raw_step']:12.2f} {span:>12s} "
+                f"{row['main_thread_cpu_us_per_batch_step']:12.0f}"
             )
         print()
     if args.out is not None:

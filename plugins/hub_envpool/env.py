@@ -223,7 +223,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
     def _ep_mask_of(self, flags: torch.Tensor) -> np.ndarray | None:
         if flags.device.type != "cpu":
             flags = flags.cpu()
-        mask = flags.numpy().reshape(self.num_workers)
+        mask = flags.numpy().reshape(-1)
         return None if mask.all() else mask
 
     # ------------------------------------------------------------------ the contract
@@ -236,6 +236,11 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         self._ep_pool()
         runner = self._ep_runner
         if self.is_async:
+            if self._ep_mask(tensordict, "_reset") is not None:
+                raise hub.errors.HubError(
+                    "in async mode reset() restarts every env; an env whose episode ended "
+                    "restarts with the next step_send() to it (see docs/envpool.md, 'Async mode')."
+                )
             return self._ep_pack(runner.reset_async())
         return self._ep_pack(runner.reset(self._ep_mask(tensordict, "_reset")))
 

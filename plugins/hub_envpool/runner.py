@@ -102,11 +102,9 @@ class PoolRunner:
 
     def no_flags(self, out: Output) -> Output:
         """Add the done flags of a reset (all ``False``) to ``out``."""
-        shape = self.flag_shape
-        device = self.move
-        out["done"] = torch.zeros(shape, dtype=torch.bool, device=device)
-        out["terminated"] = torch.zeros(shape, dtype=torch.bool, device=device)
-        out["truncated"] = torch.zeros(shape, dtype=torch.bool, device=device)
+        flags = np.zeros((3, *self.flag_shape), dtype=bool)  # one buffer, three entries
+        tensor = from_numpy(flags) if self.move is None else from_numpy(flags).to(self.move)
+        out["done"], out["terminated"], out["truncated"] = tensor.unbind(0)
         return out
 
     def observations(self, states: list[Any]) -> Output:
@@ -114,13 +112,17 @@ class PoolRunner:
         tensor = self.tensor
         return {key: tensor(states[i]) for key, i in self.obs_slots}
 
-    def merge(self, rows: list[Any], base: list[Any] | None) -> list[Any]:
+    def merge(
+        self, rows: list[Any], base: list[Any] | None, *, observations_only: bool = False
+    ) -> list[Any]:
         """Full-batch arrays from the rows of a partial call: ``base`` (else zeros) with the rows
-        EnvPool returned written in at their env ids."""
+        EnvPool returned written in at their env ids (the observations only, for a reset)."""
         layout = self.layout
         order = rows[layout.env_id]
         merged: list[Any] = [None] * len(rows)
-        slots = [i for _, i in self.obs_slots] + [layout.reward, layout.done, layout.trunc]
+        slots = [i for _, i in self.obs_slots]
+        if not observations_only:
+            slots += [layout.reward, layout.done, layout.trunc]
         for i in slots:
             row = rows[i]
             if base is not None and base[i] is not None:
@@ -143,7 +145,7 @@ class PoolRunner:
         else:
             ids = np.flatnonzero(mask).astype(np.int32)
             raw.reset(ids)
-            states = self.merge(raw.recv(), self.last)
+            states = self.merge(raw.recv(), self.last, observations_only=True)
             self.pending.clear(ids)
         self.last = states
         return self.no_flags(self.observations(states))

@@ -65,6 +65,9 @@ def test_misuse_is_refused_with_a_reason():
     env.step_fetch()  # the two envs of the first reset that had not come back yet
     with pytest.raises(AsyncCallError, match="wait forever"):
         env.step_fetch()
+    partial = td.clone().set("_reset", torch.tensor([[True], [False]]))
+    with pytest.raises(hub.errors.HubError, match="restarts"):
+        env.reset(partial)
     bad = env.rand_action(td)
     bad.set("env_id", torch.tensor([1, 1]))
     with pytest.raises(AsyncCallError, match="repeats"):
