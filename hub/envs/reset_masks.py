@@ -21,6 +21,8 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDictBase
 
+from hub.envs._fast_td import fast_get, fast_keys, fast_set
+
 __all__ = [
     "read_reset_masks",
     "drop_reset_entries",
@@ -52,7 +54,7 @@ def read_reset_masks(
     consistent answer; :func:`drop_reset_entries` removes them all afterwards.
     """
     masks: dict[tuple[str, ...], torch.Tensor] = {}
-    root = data.get(RESET, None)
+    root = fast_get(data, RESET)
     found = root is not None
     if root is not None:
         root = mask_dims(root.bool())
@@ -85,10 +87,11 @@ def read_reset_masks(
 
 def drop_reset_entries(data: TensorDictBase, prefixes: list[tuple[str, ...]]) -> None:
     """Remove every ``"_reset"`` entry (root and nested) from ``data``, in place."""
-    for prefix in [()] + [p for p in prefixes if p]:
-        key = prefix + (RESET,) if prefix else RESET
-        if data.get(key, None) is not None:
-            data.del_(key)
+    if RESET in fast_keys(data):
+        data.del_(RESET)
+    for prefix in prefixes:
+        if prefix and data.get(prefix + (RESET,), None) is not None:
+            data.del_(prefix + (RESET,))
 
 
 def _level_of(key: tuple[str, ...], prefixes: list[tuple[str, ...]]) -> tuple[str, ...] | None:
@@ -130,15 +133,15 @@ def mask_reset_output(
         if level is None:
             continue
         mask = masks[level]
-        new = out.get(tkey)
+        new = fast_get(out, key)
         if not isinstance(new, torch.Tensor):
             continue
-        old = previous.get(tkey, None)
+        old = fast_get(previous, key)
         if not isinstance(old, torch.Tensor):
             continue
         merged = _where(mask, new, old)
         if merged is not None:
-            out.set(tkey, merged)
+            fast_set(out, key, merged)
 
 
 def mask_step_output(
