@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
-__all__ = ["fast_get", "fast_set", "fast_keys", "new_td"]
+__all__ = ["fast_get", "fast_set", "fast_keys", "fast_items", "new_td", "shallow"]
 
 
 def _probe() -> bool:
@@ -54,6 +54,13 @@ def fast_keys(td: TensorDictBase) -> Any:
     if _FAST and type(td) is TensorDict:
         return td._tensordict.keys()
     return td.keys()
+
+
+def fast_items(td: TensorDictBase) -> Any:
+    """The root ``(key, value)`` pairs of ``td`` (do not modify ``td`` while iterating)."""
+    if _FAST and type(td) is TensorDict:
+        return td._tensordict.items()
+    return td.items()
 
 
 def new_td(data: dict[str, Any], batch_size: torch.Size, device: Any) -> TensorDictBase:

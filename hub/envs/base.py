@@ -45,7 +45,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs import checks as _checks
-from hub.envs._fast_td import fast_get, fast_keys, fast_set, new_td, shallow
+from hub.envs._fast_td import fast_get, fast_items, fast_set, new_td, shallow
 from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
 from hub.envs.reset_masks import (
     drop_reset_entries,
@@ -685,11 +685,16 @@ class EnvBase(metaclass=_EnvMeta):
         exclude = self._mdp_exclude
         actions = self._action_set
         if type(next_td) is TensorDict and type(tensordict) is TensorDict and self._flat_rewards:
-            data = {k: shallow(v) for k, v in next_td.items() if k not in exclude}
-            for key in fast_keys(tensordict):
+            tensor = torch.Tensor
+            data = {
+                k: v if type(v) is tensor else shallow(v)
+                for k, v in fast_items(next_td)
+                if k not in exclude
+            }
+            for key, value in fast_items(tensordict):
                 if key in exclude or key in actions or key in data:
                     continue
-                data[key] = shallow(fast_get(tensordict, key))
+                data[key] = value if type(value) is tensor else shallow(value)
             return new_td(data, next_td.batch_size, next_td.device)
         out = next_td.exclude(*self._reward_keys) if self._reward_keys else next_td.copy()
         out_keys = out.keys()
