@@ -65,6 +65,8 @@ def normalize_factories(
 class BatchedEnvBase(EnvBase):
     """Shared base of the batched envs (see the module docstring)."""
 
+    masks_partial_resets = True  # the sub-envs that are not reset keep their rows
+
     def __init__(
         self,
         num_workers: int,

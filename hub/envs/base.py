@@ -102,6 +102,10 @@ class EnvBase(metaclass=_EnvMeta):
     """
 
     batch_locked: bool = True
+    #: ``True`` when ``_reset`` itself keeps the input's values wherever ``"_reset"`` is ``False``
+    #: (batched envs do: they reset only the chosen sub-envs and stack the others' data back), so
+    #: that ``reset`` need not mask its output again.
+    masks_partial_resets: bool = False
 
     def __init__(
         self,
@@ -547,6 +551,12 @@ class EnvBase(metaclass=_EnvMeta):
             >>> td["observation"].tolist()
             [[0], [0]]
         """
+        return self._reset_and_mask(tensordict, True, kwargs)
+
+    def _reset_and_mask(
+        self, tensordict: TensorDictBase | None, update_input: bool, kwargs: dict[str, Any]
+    ) -> TensorDictBase:
+        """``reset``; ``update_input=False`` leaves the input alone (for the loops, which drop it)."""
         if self._closed:
             raise self._closed_error("reset")
         if not self._keys_ready:
@@ -571,14 +581,16 @@ class EnvBase(metaclass=_EnvMeta):
             if self.auto_reset and self._auto_reset_cache is not None:
                 mask_reset_output(out, self._auto_reset_cache, _invert(masks), self._done_prefixes)
                 self._auto_reset_cache = None
-            mask_reset_output(out, tensordict, masks, self._done_prefixes)
+            if not self.masks_partial_resets:
+                mask_reset_output(out, tensordict, masks, self._done_prefixes)
         elif self.auto_reset:
             self._auto_reset_cache = None
         if self.checks:
             _checks.check_reset_output(self, out)
         if tensordict is not None:
             drop_reset_entries(tensordict, self._done_prefixes)
-            tensordict.update(out)
+            if update_input:
+                tensordict.update(out)
         return out
 
     # ------------------------------------------------------------------ step
@@ -731,7 +743,7 @@ class EnvBase(metaclass=_EnvMeta):
                 any_done = True
                 next_input.set(reset_key, done.clone())
         if any_done:
-            next_input = self.reset(next_input)
+            next_input = self._reset_and_mask(next_input, False, {})
         return tensordict, next_input
 
     def rollout(
