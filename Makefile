@@ -4,11 +4,11 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt torch==2.13.0
-STEPS ?= 2000
+STEPS ?= 1200
 export MUJOCO_GL ?= egl
 export SDL_VIDEODRIVER ?= dummy
 
-.PHONY: demo test lint bench venv
+.PHONY: demo demo-pendulum test tox-slice tox-all lint bench venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,13 +16,27 @@ $(PY):
 venv: $(PY)
 	$(PIP) -e ".[all,test]"
 
-## The main job: a batched rollout through hub, with a progress bar, a summary and a GIF.
+## The main job: Pong in EnvPool through hub, 8 envs: a progress bar, a summary and pong.gif.
 demo: venv
+	$(VENV)/bin/hub rollout envpool:Pong-v5 --num-envs 8 --steps $(STEPS) --seed 0 --record pong.gif
+
+## The same with the built-in pure-torch pendulum (no backend library).
+demo-pendulum: venv
 	$(VENV)/bin/hub rollout hub:Pendulum --num-envs 8 --steps $(STEPS) -k from_pixels=True --record pendulum.gif
 
 ## The tests (what .ci/run runs).
 test: venv
 	$(PY) -m pytest -q -p no:cacheprovider
+
+## A slice of the version matrix (what CI runs after the tests); tox-all runs all of it.
+TOX_SLICE ?= minimal,gymnasium10,both,envpool08,td014
+tox-slice: venv
+	$(PIP) tox
+	$(VENV)/bin/tox -e $(TOX_SLICE)
+
+tox-all: venv
+	$(PIP) tox
+	$(VENV)/bin/tox -p
 
 lint: venv
 	$(VENV)/bin/ruff check hub plugins tests benchmarks examples
