@@ -12,7 +12,12 @@ import torch
 
 import hub
 from hub.batching.pool import resolve_start_method
-from hub.dispatch import BackendFamily, register_backend_family, set_backend
+from hub.dispatch import (
+    BackendFamily,
+    register_backend_family,
+    set_backend,
+    unregister_backend_family,
+)
 from hub.envs.builtin import CountingEnv
 from hub.errors import HubError
 
@@ -32,8 +37,11 @@ def test_fresh_interpreters_give_the_same_rollouts(method):
     factory = functools.partial(backend_probe, max_steps=4)
     serial = hub.SerialEnv(2, factory)
     register_backend_family(BackendFamily("parallel-test", ("json", "pickle")))
-    with set_backend("parallel-test", "pickle"):
-        env = hub.ParallelEnv(2, factory, start_method=method)
+    try:
+        with set_backend("parallel-test", "pickle"):
+            env = hub.ParallelEnv(2, factory, start_method=method)
+    finally:
+        unregister_backend_family("parallel-test")
     with env:
         assert env.start_method == method
         assert env.get_attr("seen_backends")[1]["parallel-test"] == "pickle"
