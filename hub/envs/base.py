@@ -551,12 +551,6 @@ class EnvBase(metaclass=_EnvMeta):
             >>> td["observation"].tolist()
             [[0], [0]]
         """
-        return self._reset_and_mask(tensordict, True, kwargs)
-
-    def _reset_and_mask(
-        self, tensordict: TensorDictBase | None, update_input: bool, kwargs: dict[str, Any]
-    ) -> TensorDictBase:
-        """``reset``; ``update_input=False`` leaves the input alone (for the loops, which drop it)."""
         if self._closed:
             raise self._closed_error("reset")
         if not self._keys_ready:
@@ -589,8 +583,7 @@ class EnvBase(metaclass=_EnvMeta):
             _checks.check_reset_output(self, out)
         if tensordict is not None:
             drop_reset_entries(tensordict, self._done_prefixes)
-            if update_input:
-                tensordict.update(out)
+            tensordict.update(out)
         return out
 
     # ------------------------------------------------------------------ step
@@ -743,7 +736,9 @@ class EnvBase(metaclass=_EnvMeta):
                 any_done = True
                 next_input.set(reset_key, done.clone())
         if any_done:
-            next_input = self._reset_and_mask(next_input, False, {})
+            # reset updates next_input in place: entries the reset does not write (a policy's
+            # recurrent state, say) are kept
+            self.reset(next_input)
         return tensordict, next_input
 
     def rollout(

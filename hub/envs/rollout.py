@@ -148,7 +148,7 @@ def _rollout_loop(
                     any_done = True
                     next_td.set(reset_key, done.clone())
             if any_done:
-                next_td = env._reset_and_mask(next_td, False, {})
+                env.reset(next_td)  # in place: entries the reset does not write are kept
         td = next_td
     dim = td.batch_dims
     if return_contiguous:

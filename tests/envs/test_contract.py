@@ -49,13 +49,17 @@ def test_step_mdp_helper_and_method_agree():
     td["policy_state"] = torch.ones(2)
     a = hub.step_mdp(td)
     b = env.step_mdp(td)
-    assert set(a.keys()) == set(b.keys()) == {
-        "observation",
-        "done",
-        "terminated",
-        "truncated",
-        "policy_state",
-    }
+    assert (
+        set(a.keys())
+        == set(b.keys())
+        == {
+            "observation",
+            "done",
+            "terminated",
+            "truncated",
+            "policy_state",
+        }
+    )
     assert torch.equal(a["observation"], td["next", "observation"])
 
 
@@ -74,7 +78,12 @@ def test_step_and_maybe_reset_resets_only_done_envs():
     seen = []
     for _ in range(4):
         data, td = env.step_and_maybe_reset(env.rand_action(td))
-        seen.append((data["next", "observation"].squeeze(-1).tolist(), td["observation"].squeeze(-1).tolist()))
+        seen.append(
+            (
+                data["next", "observation"].squeeze(-1).tolist(),
+                td["observation"].squeeze(-1).tolist(),
+            )
+        )
     assert seen == [([1, 1], [1, 1]), ([2, 2], [0, 2]), ([1, 3], [1, 0]), ([2, 1], [0, 1])]
 
 
@@ -241,3 +250,12 @@ def test_check_env_specs_catches_undeclared_entries():
 
 def test_repr_names_the_env():
     assert "CountingEnv(batch_size=[3]" in repr(CountingEnv(batch_size=(3,)))
+
+
+def test_loops_keep_carried_entries_across_partial_resets():
+    env = hub.SerialEnv(2, CountingEnv, [{"max_steps": 1}, {"max_steps": 5}])
+    td = env.reset()
+    td["hidden"] = torch.arange(2.0)
+    data, td = env.step_and_maybe_reset(env.rand_action(td))
+    assert td["observation"].squeeze(-1).tolist() == [0, 1]  # the first sub-env was reset
+    assert td["hidden"].tolist() == [0.0, 1.0]  # the policy's state survived the reset

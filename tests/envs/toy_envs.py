@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 from tensordict import TensorDict
 
@@ -64,8 +63,6 @@ class BadOutputEnv(DoneOnlyEnv):
         elif self.problem == "dtype":
             td["observation"] = torch.zeros(1, dtype=torch.float64)
         return td
-
-
 
 
 __all__ = ["DoneOnlyEnv", "TruncOnlyEnv", "BadOutputEnv", "Categorical"]
