@@ -24,8 +24,6 @@ import json
 import platform
 import statistics
 import time
-
-CLOCK = time.thread_time
 from pathlib import Path
 
 import tensordict
@@ -35,6 +33,7 @@ from tensordict import TensorDict
 import hub
 from hub.specs import Categorical, Composite, Unbounded
 
+CLOCK = time.thread_time  # --clock wall switches to time.perf_counter
 MAX_STEPS = 10**9  # the counter never ends an episode: every step is a plain step
 
 
@@ -57,8 +56,12 @@ class HubCounting(hub.EnvBase):
         self.count.zero_()
         false = torch.zeros_like(self.count, dtype=torch.bool)
         return TensorDict(
-            {"observation": self.count.clone(), "done": false, "terminated": false.clone(),
-             "truncated": false.clone()},
+            {
+                "observation": self.count.clone(),
+                "done": false,
+                "terminated": false.clone(),
+                "truncated": false.clone(),
+            },
             batch_size=self.batch_size,
         )
 
@@ -231,7 +234,9 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    header = f"{'case':28s} {'raw':>7s} " + " ".join(f"{n + ' µs':>12s} {'overhead':>9s}" for n in envs)
+    header = f"{'case':28s} {'raw':>7s} " + " ".join(
+        f"{n + ' µs':>12s} {'overhead':>9s}" for n in envs
+    )
     print(header)
     for row in table:
         line = f"{row['case']:28s} {row['raw_us']:7.1f} "
