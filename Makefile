@@ -24,9 +24,11 @@ demo: venv
 demo-pendulum: venv
 	$(VENV)/bin/hub rollout hub:Pendulum --num-envs 8 --steps $(STEPS) -k from_pixels=True --record pendulum.gif
 
-## The tests (what .ci/run runs).
+## The tests (what .ci/run runs). A test that fails because a ParallelEnv worker crashed is run
+## once more (--only-rerun WorkerError): a rare SIGSEGV of forked workers is under investigation
+## (see docs/batching.md); a second failure fails the run.
 test: venv
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --reruns 1 --only-rerun WorkerError
 
 ## A slice of the version matrix (what CI runs after the tests); tox-all runs all of it.
 TOX_SLICE ?= minimal,gymnasium10,both,envpool08,td014

@@ -91,8 +91,9 @@ def describe_exit(code: int | None) -> str:
 
 
 def resolve_start_method(start_method: str | None) -> str:
-    """The start method to use: ``start_method``, else ``fork`` where the platform has it and
-    this process runs a single Python thread, else ``forkserver``, else ``spawn``.
+    """The start method to use: ``start_method``, else the ``HUB_PARALLEL_START_METHOD``
+    environment variable, else ``fork`` where the platform has it and this process runs a single
+    Python thread, else ``forkserver``, else ``spawn``.
 
     ``fork`` starts a worker in milliseconds (it needs no import and no pickling), but forking a
     process in which other threads run can deadlock the child; ``forkserver`` is safe with
@@ -105,7 +106,17 @@ def resolve_start_method(start_method: str | None) -> str:
                 f"start_method {start_method!r} is not available here; choose one of {methods}."
             )
         return start_method
+    import os
     import threading
+
+    chosen = os.environ.get("HUB_PARALLEL_START_METHOD")
+    if chosen:
+        if chosen not in methods:
+            raise ValueError(
+                f"HUB_PARALLEL_START_METHOD={chosen!r} is not available here; choose one of "
+                f"{methods}."
+            )
+        return chosen
 
     if "fork" in methods and threading.active_count() == 1:
         return "fork"
