@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +50,7 @@ def to_gymnasium(
         (3,)
     """
     try:
-        import gymnasium  # noqa: F401
+        importlib.import_module("gymnasium")
     except ImportError:
         raise MissingDependencyError(
             "gymnasium",

@@ -10,14 +10,17 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
 
 from hub.export.codec import make_action_writer, make_obs_reader
 from hub.export.spaces import spec_to_space
+
+# loaded on demand: only to_gymnasium imports this module
+gymnasium = importlib.import_module("gymnasium")
 
 __all__ = ["HubGymnasiumEnv"]
 

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,7 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
 
 def spec_to_space(spec: TensorSpec) -> Any:
     """The gymnasium space of one value of ``spec`` (the spec must hold no batch dims)."""
-    from gymnasium import spaces
+    spaces = importlib.import_module("gymnasium.spaces")
 
     shape = tuple(spec.shape)
     if isinstance(spec, Composite):

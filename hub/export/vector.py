@@ -24,16 +24,19 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
-import gymnasium
 import numpy as np
 import torch
 from packaging.version import Version
 
 from hub.export.codec import make_action_writer, make_obs_reader
 from hub.export.spaces import spec_to_space
+
+# loaded on demand: only to_gymnasium imports this module
+gymnasium = importlib.import_module("gymnasium")
 
 __all__ = ["HubVectorEnv", "export_autoreset_mode"]
 
