@@ -729,6 +729,15 @@ class EnvBase(metaclass=_EnvMeta):
         """
         tensordict = self.step(tensordict)
         next_input = self.step_mdp(tensordict)
+        self._reset_finished(next_input)
+        return tensordict, next_input
+
+    def _reset_finished(self, next_input: TensorDictBase) -> None:
+        """Reset, in place, the sub-envs (or agents) of ``next_input`` whose episode ended.
+
+        A ``"_reset"`` copy of each level's ``done`` flag drives a partial reset; entries the
+        reset does not write (a policy's recurrent state, say) are kept.
+        """
         any_done = False
         for done_key, reset_key in zip(self._done_flag_keys, self._reset_keys):
             done = fast_get(next_input, done_key)
@@ -736,10 +745,7 @@ class EnvBase(metaclass=_EnvMeta):
                 any_done = True
                 next_input.set(reset_key, done.clone())
         if any_done:
-            # reset updates next_input in place: entries the reset does not write (a policy's
-            # recurrent state, say) are kept
             self.reset(next_input)
-        return tensordict, next_input
 
     def rollout(
         self,

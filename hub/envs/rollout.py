@@ -11,7 +11,8 @@ Example:
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -54,6 +55,20 @@ def _root_done(env: EnvBase, td: TensorDictBase) -> torch.Tensor:
     return done
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the garbage collector: a rollout keeps every step alive until it stacks them, and
+    the collector's full passes over those thousands of young objects would otherwise cost more
+    than the steps themselves. It is restored (and may run) afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run_rollout(
     env: EnvBase,
     max_steps: int,
@@ -66,90 +81,49 @@ def run_rollout(
     return_contiguous: bool,
     tensordict: TensorDictBase | None,
 ) -> TensorDictBase:
-    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments).
-
-    The garbage collector is paused during the loop: a rollout keeps every step alive until it
-    stacks them, and the collector's full passes over those thousands of young objects would
-    otherwise cost more than the steps themselves. It is restored (and may run) afterwards.
-    """
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _rollout_loop(
-            env,
-            max_steps,
-            policy=policy,
-            callback=callback,
-            auto_reset=auto_reset,
-            break_when_any_done=break_when_any_done,
-            break_when_all_done=break_when_all_done,
-            return_contiguous=return_contiguous,
-            tensordict=tensordict,
-        )
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _rollout_loop(
-    env: EnvBase,
-    max_steps: int,
-    *,
-    policy: Callable[[TensorDictBase], TensorDictBase] | None,
-    callback: Callable[[EnvBase, TensorDictBase], Any] | None,
-    auto_reset: bool,
-    break_when_any_done: bool,
-    break_when_all_done: bool,
-    return_contiguous: bool,
-    tensordict: TensorDictBase | None,
-) -> TensorDictBase:
+    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments); the loop runs with
+    the garbage collector paused (see :func:`_gc_paused`)."""
     if max_steps < 1:
         raise ValueError(f"max_steps must be at least 1, got {max_steps}.")
     if break_when_any_done and break_when_all_done:
         raise ValueError("break_when_any_done and break_when_all_done cannot both be True.")
-    if auto_reset:
-        td = env.reset(tensordict)
-    elif tensordict is None:
-        raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
-    else:
-        td = tensordict
-    if policy is None:
-        policy = env.rand_action
-    env._keys()
-    steps: list[TensorDictBase] = []
-    for i in range(max_steps):
-        out = policy(td)
-        if out is not None:
-            td = out
-        if break_when_all_done and steps:
-            done = _root_done(env, td)
-            if bool(done.any()):
-                td.set("_step", ~done)
-        td = env.step(td)
-        if break_when_all_done and td.get("_step", None) is not None:
-            td = td.exclude("_step")
-        steps.append(td)
-        if callback is not None:
-            callback(env, td)
-        if i == max_steps - 1:
-            break
-        next_td = env.step_mdp(td)
-        if break_when_any_done:
-            if _any_done(env, next_td):
-                break
-        elif break_when_all_done:
-            if bool(_root_done(env, next_td).all()):
-                break
+    with _gc_paused():
+        if auto_reset:
+            td = env.reset(tensordict)
+        elif tensordict is None:
+            raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
         else:
-            any_done = False
-            for done_key, reset_key in zip(env._done_flag_keys, env._reset_keys):
-                done = fast_get(next_td, done_key)
-                if done is not None and any_true(done):
-                    any_done = True
-                    next_td.set(reset_key, done.clone())
-            if any_done:
-                env.reset(next_td)  # in place: entries the reset does not write are kept
-        td = next_td
+            td = tensordict
+        if policy is None:
+            policy = env.rand_action
+        env._keys()
+        steps: list[TensorDictBase] = []
+        for i in range(max_steps):
+            out = policy(td)
+            if out is not None:
+                td = out
+            if break_when_all_done and steps:
+                done = _root_done(env, td)
+                if bool(done.any()):
+                    td.set("_step", ~done)
+            td = env.step(td)
+            if break_when_all_done and td.get("_step", None) is not None:
+                td = td.exclude("_step")
+            steps.append(td)
+            if callback is not None:
+                callback(env, td)
+            if i == max_steps - 1:
+                break
+            next_td = env.step_mdp(td)
+            if break_when_any_done:
+                if _any_done(env, next_td):
+                    break
+            elif break_when_all_done:
+                if bool(_root_done(env, next_td).all()):
+                    break
+            else:
+                env._reset_finished(next_td)
+            td = next_td
     dim = td.batch_dims
     if return_contiguous:
         data = _stack_steps(steps, dim)
