@@ -758,6 +758,7 @@ class EnvBase(metaclass=_EnvMeta):
         break_when_all_done: bool = False,
         return_contiguous: bool = True,
         tensordict: TensorDictBase | None = None,
+        out: TensorDictBase | None = None,
     ) -> TensorDictBase:
         """Run up to ``max_steps`` steps and return them stacked along a trailing ``"time"`` dim.
 
@@ -773,6 +774,10 @@ class EnvBase(metaclass=_EnvMeta):
             return_contiguous: stack into one TensorDict (``False``: a lazy stack, needed when
                 shapes vary between steps, as with dynamic specs).
             tensordict: the first input (required when ``auto_reset=False``).
+            out: write the stacked steps into this tensordict (the output of an earlier rollout
+                of the same length) instead of new memory, as a collector reusing its buffer
+                does; it is returned, or a view of its first steps if the rollout stopped
+                early. For pixel envs this saves most of the cost of keeping the frames.
 
         Example:
             >>> import hub
@@ -793,6 +798,7 @@ class EnvBase(metaclass=_EnvMeta):
             break_when_all_done=break_when_all_done,
             return_contiguous=return_contiguous,
             tensordict=tensordict,
+            out=out,
         )
 
     # ------------------------------------------------------------------ random actions

@@ -22,6 +22,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.envs._fast_td import fast_get, fast_keys, fast_set
+from hub.envs.serial_ops import where_rows
 
 __all__ = [
     "read_reset_masks",
@@ -106,10 +107,9 @@ def _level_of(key: tuple[str, ...], prefixes: list[tuple[str, ...]]) -> tuple[st
 def _where(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor | None:
     if new.shape[: mask.ndim] != mask.shape or old.shape != new.shape:
         return None
-    full = mask.reshape(mask.shape + (1,) * (new.ndim - mask.ndim))
-    if full.device != new.device:
-        full = full.to(new.device)
-    return torch.where(full, new, old.to(new.device) if old.device != new.device else old)
+    if mask.device != new.device:
+        mask = mask.to(new.device)
+    return where_rows(mask, new, old.to(new.device) if old.device != new.device else old)
 
 
 def mask_reset_output(

@@ -29,15 +29,34 @@ if TYPE_CHECKING:
 __all__ = ["run_rollout"]
 
 
-def _stack_steps(steps: list[TensorDictBase], dim: int) -> TensorDictBase:
-    """Stack the steps along ``dim``: leaf by leaf when they share one structure of tensors
-    (several times faster than ``torch.stack`` on tensordicts), else with ``torch.stack``."""
+def _stack_steps(
+    steps: list[TensorDictBase], dim: int, out: TensorDictBase | None = None
+) -> TensorDictBase:
+    """Stack the steps along ``dim`` (into ``out`` if given): leaf by leaf when they share one
+    structure of tensors (several times faster than ``torch.stack`` on tensordicts), else with
+    ``torch.stack``."""
     if all(type(step) is TensorDict for step in steps):
         try:
-            return stack_like(steps, dim=dim)
+            return stack_like(steps, dim=dim, out=out)
         except (KeyError, RuntimeError, TypeError):
             pass  # differing keys or shapes: torch.stack gives the informative error
-    return torch.stack(steps, dim)
+    if out is None:
+        return torch.stack(steps, dim)
+    return torch.stack(steps, dim, out=out)
+
+
+def _output_slots(out: TensorDictBase, dim: int, steps: int) -> TensorDictBase:
+    """The part of a rollout's ``out=`` tensordict that ``steps`` steps fill: all of it, or
+    (when the rollout stopped early) a view of its first ``steps`` time slots."""
+    if out.batch_dims != dim + 1 or out.batch_size[dim] < steps:
+        raise ValueError(
+            f"out= has batch size {list(out.batch_size)}; a rollout of this env needs the "
+            f"env's batch size followed by a time dim of at least {steps} steps (pass the "
+            "output of an earlier rollout with the same max_steps)."
+        )
+    if out.batch_size[dim] == steps:
+        return out
+    return out[(slice(None),) * dim + (slice(0, steps),)]
 
 
 def _any_done(env: EnvBase, td: TensorDictBase) -> bool:
@@ -80,6 +99,7 @@ def run_rollout(
     break_when_all_done: bool,
     return_contiguous: bool,
     tensordict: TensorDictBase | None,
+    out: TensorDictBase | None = None,
 ) -> TensorDictBase:
     """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments); the loop runs with
     the garbage collector paused (see :func:`_gc_paused`)."""
@@ -87,6 +107,8 @@ def run_rollout(
         raise ValueError(f"max_steps must be at least 1, got {max_steps}.")
     if break_when_any_done and break_when_all_done:
         raise ValueError("break_when_any_done and break_when_all_done cannot both be True.")
+    if out is not None and not return_contiguous:
+        raise ValueError("out= needs return_contiguous=True (a lazy stack keeps the steps).")
     with _gc_paused():
         if auto_reset:
             td = env.reset(tensordict)
@@ -99,9 +121,9 @@ def run_rollout(
         env._keys()
         steps: list[TensorDictBase] = []
         for i in range(max_steps):
-            out = policy(td)
-            if out is not None:
-                td = out
+            result = policy(td)
+            if result is not None:
+                td = result
             if break_when_all_done and steps:
                 done = _root_done(env, td)
                 if bool(done.any()):
@@ -126,7 +148,9 @@ def run_rollout(
             td = next_td
     dim = td.batch_dims
     if return_contiguous:
-        data = _stack_steps(steps, dim)
+        data = _stack_steps(
+            steps, dim, None if out is None else _output_slots(out, dim, len(steps))
+        )
     else:
         data = LazyStackedTensorDict.lazy_stack(steps, dim)
     try:

@@ -19,23 +19,29 @@ import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
 from hub.envs._fast_td import fast_get, new_td
+from hub.envs.serial_ops import stack_tensors
 
 __all__ = ["stack_like", "split_inputs"]
 
 
 def stack_like(
-    tds: Sequence[TensorDictBase | None], fallback: TensorDictBase | None = None, dim: int = 0
+    tds: Sequence[TensorDictBase | None],
+    fallback: TensorDictBase | None = None,
+    dim: int = 0,
+    out: TensorDictBase | None = None,
 ) -> TensorDictBase:
     """Stack tensordicts of one structure along a new dim (first by default), leaf by leaf.
 
     A ``None`` in ``tds`` takes the matching row of ``fallback`` (or zeros when ``fallback`` lacks
     the entry): batched envs use it for the sub-envs they did not step or reset (``dim=0`` only).
-    Raises ``KeyError`` when the tensordicts do not share their keys.
+    With ``out``, each leaf is written into ``out``'s entry of the same key (which must exist
+    with the stacked shape and dtype) and ``out`` is returned. Raises ``KeyError`` when the
+    tensordicts do not share their keys (or ``out`` lacks one).
     """
     template = next((td for td in tds if td is not None), None)
     if template is None:
         raise ValueError("stack_like needs at least one tensordict that is not None.")
-    return _stack_level(template, list(tds), fallback, len(tds), dim)
+    return _stack_level(template, list(tds), fallback, len(tds), dim, out)
 
 
 def _stack_level(
@@ -44,6 +50,7 @@ def _stack_level(
     fallback: TensorDictBase | None,
     n: int,
     dim: int,
+    into: TensorDictBase | None = None,
 ) -> TensorDictBase:
     out = {}
     for key, value in template.items():
@@ -51,8 +58,13 @@ def _stack_level(
         if any(c is None for c, td in zip(column, tds) if td is not None):
             raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
         sub_fallback = fast_get(fallback, key) if fallback is not None else None
+        target = None
+        if into is not None:
+            target = fast_get(into, key)
+            if target is None:
+                raise KeyError(f"the output tensordict holds no {key!r} entry to stack into")
         if is_tensor_collection(value):
-            out[key] = _stack_level(value, column, sub_fallback, n, dim)
+            out[key] = _stack_level(value, column, sub_fallback, n, dim, target)
             continue
         if not isinstance(value, torch.Tensor):
             raise TypeError(f"stack_like stacks tensors only; {key!r} holds {type(value).__name__}")
@@ -62,7 +74,20 @@ def _stack_level(
             else:
                 rest = [torch.zeros_like(value)] * n
             column = [c if c is not None else rest[i] for i, c in enumerate(column)]
-        out[key] = torch.stack(column, dim)
+        if target is None:
+            out[key] = stack_tensors(column, dim)
+        else:
+            expected = value.shape[:dim] + (n,) + value.shape[dim:]
+            if target.shape != expected or target.dtype != value.dtype:
+                raise ValueError(
+                    f"the output entry {key!r} is a {target.dtype} tensor of shape "
+                    f"{list(target.shape)}; stacking {n} steps needs a {value.dtype} tensor of "
+                    f"shape {list(expected)}. Pass an out= made from an earlier rollout of the "
+                    "same length, or none."
+                )
+            out[key] = stack_tensors(column, dim, out=target)
+    if into is not None:
+        return into
     batch = template.batch_size
     return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
 

@@ -1,0 +1,115 @@
+"""``rollout(out=...)`` and the calling-thread copies of big tensors (``hub.envs.serial_ops``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import hub
+from hub.envs.builtin import PendulumEnv
+from hub.envs.serial_ops import PARALLEL_GRAIN, stack_tensors, where_rows
+from hub.envs.stacking import stack_like
+
+
+def _rollout(env: hub.EnvBase, steps: int, **kwargs):
+    torch.manual_seed(0)
+    env.set_seed(0)
+    return env.rollout(steps, break_when_any_done=False, **kwargs)
+
+
+def test_out_receives_the_same_data_as_a_new_rollout():
+    env = hub.make_env("hub:Counting", num_envs=3, max_steps=4)
+    expected = _rollout(env, 10)
+    out = torch.zeros_like(expected)
+    result = _rollout(env, 10, out=out)
+    assert result is out
+    assert (out == expected).all()
+    assert out.names[-1] == "time"
+
+
+def test_out_is_reused_across_rollouts():
+    env = hub.make_env("hub:Counting", num_envs=2, max_steps=3)
+    first = _rollout(env, 5)
+    pointer = first["next", "observation"].data_ptr()
+    second = env.rollout(5, break_when_any_done=False, out=first)
+    assert second["next", "observation"].data_ptr() == pointer
+
+
+def test_an_early_stop_fills_the_first_slots_of_out():
+    env = hub.make_env("hub:Counting", max_steps=3)
+    out = torch.zeros_like(_rollout(env, 10))
+    result = env.rollout(10, out=out)  # breaks at the first done: 3 steps
+    assert result.batch_size == torch.Size([3])
+    assert result["next", "observation"].data_ptr() == out["next", "observation"].data_ptr()
+    assert out["next", "observation"][:3].squeeze(-1).tolist() == [1, 2, 3]
+
+
+def test_out_of_the_wrong_size_says_what_is_needed():
+    env = hub.make_env("hub:Counting", num_envs=2, max_steps=3)
+    out = _rollout(env, 4)
+    with pytest.raises(ValueError, match="time dim of at least 6 steps"):
+        env.rollout(6, break_when_any_done=False, out=out)
+    with pytest.raises(ValueError, match="return_contiguous=True"):
+        env.rollout(4, break_when_any_done=False, out=out, return_contiguous=False)
+
+
+def test_out_with_the_wrong_dtype_is_refused():
+    env = hub.make_env("hub:Counting", max_steps=3)
+    out = _rollout(env, 4)
+    out["observation"] = out["observation"].double()
+    with pytest.raises(ValueError, match="observation"):
+        env.rollout(4, break_when_any_done=False, out=out)
+
+
+def test_pixel_rollout_into_out_matches():
+    env = PendulumEnv(from_pixels=True, pixels_size=128)
+    expected = _rollout(env, 6)
+    assert expected["pixels"][0].numel() >= PARALLEL_GRAIN  # goes through the numpy copy
+    out = torch.zeros_like(expected)
+    _rollout(env, 6, out=out)
+    assert (out == expected).all()
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_stack_tensors_matches_torch_stack(dim):
+    tensors = [torch.randint(0, 255, (4, 3, 84, 84), dtype=torch.uint8) for _ in range(5)]
+    assert torch.equal(stack_tensors(tensors, dim), torch.stack(tensors, dim))
+    out = torch.empty_like(torch.stack(tensors, dim))
+    assert stack_tensors(tensors, dim, out=out) is out
+    assert torch.equal(out, torch.stack(tensors, dim))
+
+
+def test_stack_tensors_into_a_strided_view():
+    tensors = [torch.full((2, PARALLEL_GRAIN), float(i)) for i in range(3)]
+    buffer = torch.zeros(2, 5, PARALLEL_GRAIN)
+    stack_tensors(tensors, 1, out=buffer[:, :3])
+    assert buffer[:, :, 0].tolist() == [[0, 1, 2, 0, 0]] * 2
+
+
+def test_stack_tensors_falls_back_to_torch():
+    bf16 = [torch.ones(PARALLEL_GRAIN, dtype=torch.bfloat16) for _ in range(2)]
+    assert stack_tensors(bf16, 0).dtype == torch.bfloat16
+    grad = [torch.ones(PARALLEL_GRAIN, requires_grad=True) for _ in range(2)]
+    assert stack_tensors(grad, 0).requires_grad
+    mixed = [torch.ones(PARALLEL_GRAIN), torch.ones(PARALLEL_GRAIN, dtype=torch.float64)]
+    assert stack_tensors(mixed, 0).dtype == torch.float64  # torch's type promotion
+
+
+def test_where_rows_matches_torch_where():
+    mask = torch.tensor([True, False, True])
+    new = torch.randint(0, 255, (3, 4, 84, 84), dtype=torch.uint8)
+    old = torch.randint(0, 255, (3, 4, 84, 84), dtype=torch.uint8)
+    expected = torch.where(mask.reshape(3, 1, 1, 1), new, old)
+    assert torch.equal(where_rows(mask, new, old), expected)
+    small = where_rows(mask, torch.ones(3, 2), torch.zeros(3, 2))
+    assert small[:, 0].tolist() == [1.0, 0.0, 1.0]
+
+
+def test_stack_like_into_out_checks_keys():
+    from tensordict import TensorDict
+
+    tds = [TensorDict({"a": torch.zeros(2)}, [2]) for _ in range(3)]
+    with pytest.raises(KeyError, match="'a'"):
+        stack_like(tds, dim=1, out=TensorDict({"b": torch.zeros(2, 3)}, [2, 3]))
+    assert np.array_equal(stack_like(tds, dim=1)["a"].numpy(), np.zeros((2, 3)))
