@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
-__all__ = ["fast_get", "fast_set", "fast_keys", "fast_items", "new_td", "shallow"]
+__all__ = ["fast_get", "fast_set", "fast_keys", "fast_items", "fast_column", "new_td", "shallow"]
 
 
 def _probe() -> bool:
@@ -61,6 +61,17 @@ def fast_items(td: TensorDictBase) -> Any:
     if _FAST and type(td) is TensorDict:
         return td._tensordict.items()
     return td.items()
+
+
+def fast_column(tds: list[Any], key: Any) -> list[Any] | None:
+    """``[td[key] for td in tds]`` when every ``td`` is a plain ``TensorDict`` holding ``key``
+    (a string), else ``None`` (the caller takes the general path)."""
+    if not _FAST or type(key) is not str:
+        return None
+    try:
+        return [td._tensordict[key] for td in tds if type(td) is TensorDict]
+    except (KeyError, AttributeError):
+        return None
 
 
 def new_td(data: dict[str, Any], batch_size: torch.Size, device: Any) -> TensorDictBase:

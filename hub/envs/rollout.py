@@ -20,6 +20,7 @@ from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 
 from hub.envs._fast_td import fast_get
 from hub.envs.base import any_true
+from hub.envs.rollout_actions import block_random_policy
 from hub.envs.stacking import stack_like
 from hub.errors import HubError
 
@@ -116,9 +117,10 @@ def run_rollout(
             raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
         else:
             td = tensordict
-        if policy is None:
-            policy = env.rand_action
         env._keys()
+        random_policy = block_random_policy(env, td, max_steps) if policy is None else None
+        if policy is None:
+            policy = random_policy or env.rand_action
         steps: list[TensorDictBase] = []
         for i in range(max_steps):
             result = policy(td)
@@ -146,6 +148,8 @@ def run_rollout(
             else:
                 env._reset_finished(next_td)
             td = next_td
+        if random_policy is not None:
+            random_policy.finish()
     dim = td.batch_dims
     if return_contiguous:
         data = _stack_steps(

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
-from hub.envs._fast_td import fast_get, new_td
+from hub.envs._fast_td import fast_column, fast_get, fast_items, new_td
 from hub.envs.serial_ops import stack_tensors
 
 __all__ = ["stack_like", "split_inputs"]
@@ -53,10 +53,12 @@ def _stack_level(
     into: TensorDictBase | None = None,
 ) -> TensorDictBase:
     out = {}
-    for key, value in template.items():
-        column = [fast_get(td, key) if td is not None else None for td in tds]
-        if any(c is None for c, td in zip(column, tds) if td is not None):
-            raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
+    for key, value in fast_items(template):
+        column = fast_column(tds, key)
+        if column is None or len(column) != n:  # a None row, another class, a missing key
+            column = [fast_get(td, key) if td is not None else None for td in tds]
+            if any(c is None for c, td in zip(column, tds) if td is not None):
+                raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
         sub_fallback = fast_get(fallback, key) if fallback is not None else None
         target = None
         if into is not None:
