@@ -7,8 +7,10 @@ order, with the same pre-drawn actions everywhere:
 * ``raw_cpp``: EnvPool's C++ ``_send``/``_recv`` without its Python layer (what hub calls);
 * ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(100, policy)`` calls,
   each going on from the last (as a collector does);
+* ``hub_rollout_out``: the same, each call writing into the previous call's output
+  (``rollout(..., out=data)``), as a collector reusing its batch buffer does: no new memory;
 * ``hub_loop``: a manual ``step_and_maybe_reset`` loop on the same env;
-* ``torchrl_rollout`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
+* ``torchrl_rollout`` / ``torchrl_rollout_out`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
   installed (``benchmarks/setup_peer_venv.sh``). TorchRL 0.14.1 fails on EnvPool >= 1.1 (it
   converts gymnasium spaces under the gym backend); the benchmark then patches it, here only:
   its ``_make_specs`` runs under the gymnasium backend, and a stub stands in for ``treevalue``
@@ -106,29 +108,36 @@ def _policy(actions: torch.Tensor) -> Callable[[Any], Any]:
     return policy
 
 
-def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable]:
+def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable, Callable]:
     """``rollout`` in chunks of :data:`CHUNK` steps (each goes on from where the last one
-    stopped, as a collector does) and a manual ``step_and_maybe_reset`` loop; the same code
-    for hub and TorchRL."""
+    stopped, as a collector does), the same into one reused buffer (``out=``, as a collector
+    keeps its batch buffer), and a manual ``step_and_maybe_reset`` loop; the same code for hub
+    and TorchRL."""
     policy = _policy(actions)
-    state = {"td": env.reset()}
+    state: dict[str, Any] = {"td": env.reset(), "out": None}
 
-    def rollout(steps: int) -> None:
+    def chunks(steps: int, reuse: bool) -> None:
         td = state["td"]
         for start in range(0, steps, CHUNK):
+            n = min(CHUNK, steps - start)
+            out = state["out"] if reuse and n == CHUNK else None
             data = env.rollout(
-                min(CHUNK, steps - start),
-                policy,
-                break_when_any_done=False,
-                auto_reset=False,
-                tensordict=td,
+                n, policy, break_when_any_done=False, auto_reset=False, tensordict=td, out=out
             )
+            if reuse and n == CHUNK:
+                state["out"] = data
             td = env.step_mdp(data[..., -1])
             done = td.get("done")
             if bool(done.any()):
                 td.set("_reset", done.clone())
                 td = env.reset(td)
         state["td"] = td
+
+    def rollout(steps: int) -> None:
+        chunks(steps, reuse=False)
+
+    def rollout_out(steps: int) -> None:
+        chunks(steps, reuse=True)
 
     def loop(steps: int) -> None:
         td = state["td"]
@@ -137,7 +146,7 @@ def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable]:
             _, td = env.step_and_maybe_reset(td)
         state["td"] = td
 
-    return rollout, loop
+    return rollout, rollout_out, loop
 
 
 def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
@@ -147,8 +156,8 @@ def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Call
     env = hub.make_env(
         f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
     )
-    rollout, loop = _env_cases(env, actions)
-    return {"hub_rollout": rollout, "hub_loop": loop}
+    rollout, rollout_out, loop = _env_cases(env, actions)
+    return {"hub_rollout": rollout, "hub_rollout_out": rollout_out, "hub_loop": loop}
 
 
 # ---------------------------------------------------------------------- TorchRL
@@ -192,8 +201,8 @@ def torchrl_cases(
     except Exception as err:  # noqa: BLE001 - the failure is the result to record
         notes.setdefault("torchrl_unpatched_error", _patch_torchrl(err))
         env = MultiThreadedEnv(num_envs, task, create_env_kwargs={"seed": 0})
-    rollout, loop = _env_cases(env, actions)
-    return {"torchrl_rollout": rollout, "torchrl_loop": loop}
+    rollout, rollout_out, loop = _env_cases(env, actions)
+    return {"torchrl_rollout": rollout, "torchrl_rollout_out": rollout_out, "torchrl_loop": loop}
 
 
 # ---------------------------------------------------------------------- driver

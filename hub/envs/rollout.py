@@ -46,6 +46,23 @@ def _stack_steps(
     return torch.stack(steps, dim, out=out)
 
 
+def _unalias(tensordict: TensorDictBase, out: TensorDictBase) -> None:
+    """Copy, in place, the entries of ``tensordict`` that live in ``out``'s memory.
+
+    The natural way to go on from a rollout is ``td = env.step_mdp(data[..., -1])`` and then
+    ``rollout(..., tensordict=td, out=data)``: ``td`` then views the last slot of ``data``, which
+    the new rollout overwrites while its first step may still need those values.
+    """
+    storages = {
+        leaf.untyped_storage().data_ptr()
+        for leaf in out.values(include_nested=True, leaves_only=True)
+        if isinstance(leaf, torch.Tensor)
+    }
+    for key, leaf in tensordict.items(include_nested=True, leaves_only=True):
+        if isinstance(leaf, torch.Tensor) and leaf.untyped_storage().data_ptr() in storages:
+            tensordict.set(key, leaf.clone())
+
+
 def _output_slots(out: TensorDictBase, dim: int, steps: int) -> TensorDictBase:
     """The part of a rollout's ``out=`` tensordict that ``steps`` steps fill: all of it, or
     (when the rollout stopped early) a view of its first ``steps`` time slots."""
@@ -117,6 +134,8 @@ def run_rollout(
             raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
         else:
             td = tensordict
+        if out is not None:
+            _unalias(td, out)
         env._keys()
         random_policy = block_random_policy(env, td, max_steps) if policy is None else None
         if policy is None:

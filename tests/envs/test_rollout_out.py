@@ -113,3 +113,16 @@ def test_stack_like_into_out_checks_keys():
     with pytest.raises(KeyError, match="'a'"):
         stack_like(tds, dim=1, out=TensorDict({"b": torch.zeros(2, 3)}, [2, 3]))
     assert np.array_equal(stack_like(tds, dim=1)["a"].numpy(), np.zeros((2, 3)))
+
+
+def test_going_on_from_the_last_step_of_out_into_out():
+    env = PendulumEnv(from_pixels=True, pixels_size=128)  # its state lives in the tensordict
+    torch.manual_seed(0)
+    data = env.rollout(5)
+    start = env.step_mdp(data[..., -1])  # views the last slot of data
+    torch.manual_seed(1)
+    expected = env.rollout(5, auto_reset=False, tensordict=start.clone())
+    torch.manual_seed(1)
+    result = env.rollout(5, auto_reset=False, tensordict=start, out=data)
+    assert result is data
+    assert (result == expected).all()
