@@ -32,7 +32,9 @@ from hub.batching import signals as sig
 from hub.batching.batched import BatchedEnvBase, EnvFactory, rows_where
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
+from hub.envs._fast_td import fast_get, fast_set, new_td
 from hub.envs.base import EnvBase
+from hub.envs.done import complete_done_flags
 from hub.envs.reset_masks import read_reset_masks
 from hub.envs.seeding import next_seed
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
@@ -229,6 +231,9 @@ class ParallelEnv(BatchedEnvBase):
         self._reset_in = views.leaves("reset_in")
         self._reset_out = views.leaves("reset_out")
         self._fusable = len(self._done_prefixes) == 1
+        self._flat_keys = all(
+            type(leaf.key) is str for group in layout.groups.values() for leaf in group
+        )
 
     # ---------------------------------------------------------------- failures
     def _raise_failures(self, answers: dict[int, Answer], what: str, restart: bool) -> list[int]:
@@ -309,7 +314,9 @@ class ParallelEnv(BatchedEnvBase):
     # ---------------------------------------------------------------- step
     def _write_inputs(self, tensordict: TensorDictBase) -> None:
         for leaf, view in self._input:
-            value = tensordict.get(leaf.key)
+            value = fast_get(tensordict, leaf.key)
+            if value is None:
+                value = tensordict.get(leaf.key)  # raises the usual KeyError
             if value.shape != view.shape:
                 raise SpecMismatchError(
                     leaf.key,
@@ -332,6 +339,9 @@ class ParallelEnv(BatchedEnvBase):
         if job is None:
             self._idle("step")
             job = self._step_send(tensordict, self._fuse and self._fusable)
+        return self._step_result(job, tensordict)
+
+    def _step_result(self, job: _Job, tensordict: TensorDictBase) -> TensorDictBase:
         answers = self._wait(job, self.timeout)
         restarted = self._raise_failures(answers, "step", restart=True)
         if job.fused:
@@ -348,10 +358,42 @@ class ParallelEnv(BatchedEnvBase):
         per worker and step). Same results as :meth:`hub.EnvBase.step_and_maybe_reset`."""
         self._fuse = True
         try:
+            if self._lean_step_ok(tensordict):
+                return self._lean_step_and_maybe_reset(tensordict)
             return super().step_and_maybe_reset(tensordict)
         finally:
             self._fuse = False
             self._prereset = None
+
+    def _lean_step_ok(self, tensordict: TensorDictBase) -> bool:
+        """Whether the common case holds: nothing pending, a plain TensorDict of the env's batch
+        size stepping every worker, no checks or auto-reset to run in this process."""
+        return (
+            self._views is not None
+            and self._job is None
+            and self._fetched is None
+            and self._fusable
+            and self._keys_ready
+            and not self._closed
+            and not self.checks
+            and not self.auto_reset
+            and type(tensordict) is TensorDict
+            and tensordict.batch_size == self._batch_size
+            and fast_get(tensordict, "_step") is None
+        )
+
+    def _lean_step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """``EnvBase.step_and_maybe_reset`` for the common case (see :meth:`_lean_step_ok`),
+        without the generic step's dispatch: the same checks of the actions, the same data."""
+        self._check_actions(tensordict)
+        next_td = self._step_result(self._step_send(tensordict, fused=True), tensordict)
+        complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
+        fast_set(tensordict, "next", next_td)
+        next_input = self.step_mdp(tensordict)
+        self._reset_finished(next_input)
+        return tensordict, next_input
 
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Start a step; :meth:`step_fetch` returns its result.
@@ -439,9 +481,7 @@ class ParallelEnv(BatchedEnvBase):
         if failed:  # the rebuilt workers reset once more; a second failure raises
             retry = self._reset_send(tensordict, kwargs, set(job.rows) - set(failed))
             self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
-        out = self._read(self._reset_out, job.rows)
-        if not job.full:
-            _fill_untouched(out, tensordict, job.rows, self.num_workers)
+        out = self._read(self._reset_out, job.rows, tensordict, partial=not job.full)
         return self._output_device(out)
 
     def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
@@ -480,14 +520,44 @@ class ParallelEnv(BatchedEnvBase):
         return EnvBase.reset(self, job.tensordict, **(job.kwargs or {}))
 
     # ---------------------------------------------------------------- reading
-    def _read(self, leaves: list[Any], rows: list[int]) -> TensorDictBase:
-        """Copy a group out of shared memory (the entries the first of ``rows`` wrote)."""
+    def _read(
+        self,
+        leaves: list[Any],
+        rows: list[int],
+        previous: TensorDictBase | None = None,
+        partial: bool = False,
+    ) -> TensorDictBase:
+        """Copy a group out of shared memory (the entries the first of ``rows`` wrote) into
+        tensors the caller owns: the buffers are overwritten by the next step.
+
+        With ``partial``, only ``rows`` come from the workers; the other rows take the values of
+        ``previous`` (zeros where it has no such entry), as ``SerialEnv`` gives them.
+        """
+        n = self.num_workers
         flags = self._views.present[rows[0]].tolist() if rows else None
+        mask = None
+        if partial and len(rows) < n:
+            mask = torch.zeros(n, dtype=torch.bool)
+            mask[rows] = True
         data = {}
         for leaf, view in leaves:
             if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
                 continue
-            data[leaf.key] = view.clone()
+            if mask is None:
+                data[leaf.key] = view.clone()
+                continue
+            old = None if previous is None else fast_get(previous, leaf.key)
+            if isinstance(old, torch.Tensor) and old.shape == view.shape:
+                if old.dtype != view.dtype or old.device != view.device:
+                    old = old.to(device=view.device, dtype=view.dtype)
+                where = mask.view((n,) + (1,) * (view.ndim - 1))
+                data[leaf.key] = torch.where(where, view, old)
+            else:
+                value = view.clone()
+                value[~mask] = 0
+                data[leaf.key] = value
+        if self._flat_keys:
+            return new_td(data, self.batch_size, None)
         return TensorDict(data, batch_size=self.batch_size)
 
     # ---------------------------------------------------------------- seeds and attributes
@@ -556,23 +626,6 @@ def _unique(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     for key, spec in pairs:
         seen.setdefault(key, spec)
     return list(seen.items())
-
-
-def _fill_untouched(
-    out: TensorDictBase, previous: TensorDictBase | None, rows: list[int], n: int
-) -> None:
-    """Rows that were not reset take the caller's values (or zeros), as ``SerialEnv`` does."""
-    keep = torch.ones(n, dtype=torch.bool)
-    keep[rows] = False
-    if not bool(keep.any()):
-        return
-    for key in out.keys(include_nested=True, leaves_only=True):
-        value = out.get(key)
-        old = previous.get(key, None) if previous is not None else None
-        if isinstance(old, torch.Tensor) and old.shape == value.shape:
-            value[keep] = old[keep].to(value.device)
-        else:
-            value[keep] = 0
 
 
 def _truncate_rows(

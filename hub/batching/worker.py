@@ -27,7 +27,8 @@ from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
-from hub.envs.base import EnvBase
+from hub.envs._fast_td import fast_get, fast_set, new_td
+from hub.envs.base import EnvBase, any_true
 from hub.errors import HubError, SpecMismatchError
 
 __all__ = ["worker_main", "RemoteMethod", "describe_env", "error_info"]
@@ -150,10 +151,14 @@ class Worker:
         self.buffers = buffers
         self.parent_pid = parent_pid
         self.views: SharedViews | None = None
+        self._next_out: dict[Any, torch.Tensor] = {}
+        self._next_flags: list[tuple[Any, int]] = []
+        self._next_done: torch.Tensor | None = None
+        self._all_next_known = False
         self._rows: dict[str, list[Any]] = {}
         self._present: list[bool | None] = []
         self.sub_batch = env.batch_size
-        self.done_key = ("next",) + _as_tuple(env.done_key)
+        self.done_key = env.done_key  # of the step's output ("next" data)
         self.reset_key = env.reset_keys[0]
 
     # ---------------------------------------------------------------- loop
@@ -213,13 +218,16 @@ class Worker:
             if present is not None and not present[leaf.flag]:
                 continue
             data[leaf.key] = view.clone()
+        if all(type(key) is str for key in data):
+            return new_td(data, self.sub_batch, None)
         return TensorDict(data, batch_size=self.sub_batch)
 
     def _write(self, group: str, data: TensorDictBase) -> None:
         present = self._views().present[self.index]
         known = self._present  # what this worker last wrote into its presence flags
+        tensor = torch.Tensor
         for leaf, view in self._rows[group]:
-            value = data.get(leaf.key, None)
+            value = fast_get(data, leaf.key)
             if value is None:
                 if leaf.flag < 0:
                     raise SpecMismatchError(
@@ -232,7 +240,7 @@ class Worker:
                     present[leaf.flag] = known[leaf.flag] = False
                 continue
             if (
-                not isinstance(value, torch.Tensor)
+                not isinstance(value, tensor)
                 or value.shape != view.shape
                 or value.dtype != view.dtype
             ):
@@ -248,18 +256,40 @@ class Worker:
                 present[leaf.flag] = known[leaf.flag] = True
 
     def step(self, then_reset: bool) -> bytes:
+        """One step: the inputs from shared memory, the outputs written straight into it by
+        ``env.step_into`` (no re-check of what the parent checked, no tensordict around the
+        output); with ``then_reset``, a reset in place when the episode ended."""
         env = self.env
-        data = env.step(self._read("input", optional=False))
-        self._write("next", data.get("next"))
+        inputs = self._read("input", optional=False)
+        written = env.step_into(inputs, self._next_out)
+        self._mark_written(written)
         if not then_reset:
             return sig.OK
-        done = data.get(self.done_key, None)
-        if done is None or not bool(done.any()):
+        done = self._next_done
+        if done is None or not any_true(done):
             return sig.OK
-        next_input = env.step_mdp(data)
-        next_input.set(self.reset_key, done.clone())
+        next_td = self._read("next", optional=True)
+        fast_set(inputs, "next", next_td)
+        next_input = env.step_mdp(inputs)
+        next_input.set(self.reset_key, next_td.get(self.done_key).clone())
         self._write("reset_out", env.reset(next_input))
         return sig.DID_RESET
+
+    def _mark_written(self, written: list[Any] | None) -> None:
+        """Set the presence flags of the ``"next"`` leaves after ``step_into``."""
+        known = self._present
+        if written is None:
+            if self._all_next_known:
+                return
+            changed = [(flag, True) for _, flag in self._next_flags]
+        else:
+            keys = set(written)
+            changed = [(flag, key in keys) for key, flag in self._next_flags]
+        present = self._views().present[self.index]
+        for flag, value in changed:
+            if known[flag] is not value:
+                present[flag] = known[flag] = value
+        self._all_next_known = all(known[flag] is True for _, flag in self._next_flags)
 
     def reset(self, partial: bool, kwargs: dict[str, Any]) -> bytes:
         if partial:
@@ -270,15 +300,22 @@ class Worker:
         return sig.OK
 
     # ---------------------------------------------------------------- control
+    def bind(self, views: SharedViews) -> None:
+        """Use the shared buffers of ``views`` (this worker's row of each group)."""
+        self.views = views
+        self._present = [None] * views.layout.n_flags
+        self._rows = {group: views.row_leaves(group, self.index) for group in views.layout.groups}
+        rows = self._rows.get("next", [])
+        self._next_out = {leaf.key: view for leaf, view in rows}
+        self._next_flags = [(leaf.key, leaf.flag) for leaf, _ in rows]
+        self._next_done = self._next_out.get(self.done_key)
+        self._all_next_known = False
+
     def control(self) -> Any:
         operation, payload = self.channel.recv_control()
         env = self.env
         if operation == "layout":
-            self.views = self.buffers.map(payload)
-            self._present = [None] * payload.n_flags
-            self._rows = {
-                group: self.views.row_leaves(group, self.index) for group in payload.groups
-            }
+            self.bind(self.buffers.map(payload))
             return sig.OK
         if operation == "reset":
             partial, kwargs = payload

@@ -641,6 +641,85 @@ class EnvBase(metaclass=_EnvMeta):
             tensordict.set("next", next_td)
         return tensordict
 
+    def step_into(
+        self, tensordict: TensorDictBase, out: dict[NestedKey, torch.Tensor]
+    ) -> list[NestedKey] | None:
+        """Step, writing the ``"next"`` data into preallocated tensors instead of a new tensordict.
+
+        For callers that checked the input themselves and keep the output in buffers of their
+        own (a ``ParallelEnv`` worker: its parent checked the batched actions against the specs,
+        and the results go to shared memory). ``out`` maps keys of the step's output
+        (observations, rewards, done flags, state) to tensors of their specs' shapes and dtypes;
+        each entry the step produces is copied into its tensor, the others are left alone (the
+        step's entries that ``out`` lacks are dropped). ``tensordict`` is not modified. Returns
+        ``None`` when every tensor of ``out`` was written, else the keys that were.
+
+        The values are those of ``step(tensordict)["next"]``; the default goes through
+        ``_step`` (or through ``step`` itself when ``checks``, ``auto_reset``, a ``"_step"`` mask
+        or an overridden ``step`` asks for more) and copies. An env may implement
+        ``_step_into(tensordict, out)`` to write its backend's data straight into ``out``.
+
+        Raises:
+            SpecMismatchError: when an entry's shape or dtype does not fit its tensor.
+
+        Example:
+            >>> import hub, torch
+            >>> env = hub.make_env("hub:Counting")
+            >>> out = {"observation": torch.zeros(1, dtype=torch.int64)}
+            >>> env.step_into(env.rand_action(env.reset()), out) is None  # out fully written
+            True
+            >>> out["observation"].tolist()
+            [1]
+        """
+        if (
+            self.checks
+            or self.auto_reset
+            or self._closed
+            or type(self).step is not EnvBase.step
+            or fast_get(tensordict, "_step") is not None
+        ):
+            next_td = self.step(tensordict.copy()).get("next")  # a shallow copy takes "next"
+        else:
+            if not self._keys_ready:
+                self._compute_keys()
+            written = self._step_into(tensordict, out)
+            if written is not NotImplemented:
+                return written
+            next_td = self._step(tensordict)
+            complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
+        written = []
+        for key, buffer in out.items():
+            value = fast_get(next_td, key)
+            if value is None:
+                continue
+            if (
+                not isinstance(value, torch.Tensor)
+                or value.shape != buffer.shape
+                or value.dtype != buffer.dtype
+            ):
+                raise SpecMismatchError(
+                    key,
+                    f"shape {list(buffer.shape)} and dtype {buffer.dtype} (the specs' shape and "
+                    "dtype: check_env_specs(env) finds such mismatches)",
+                    _checks.describe(value),
+                    where=f"{type(self).__name__} step output",
+                )
+            buffer.copy_(value)
+            written.append(key)
+        return None if len(written) == len(out) else written
+
+    def _step_into(
+        self, tensordict: TensorDictBase, out: dict[NestedKey, torch.Tensor]
+    ) -> list[NestedKey] | None:
+        """Optional: what :meth:`step_into` does, written straight into ``out``.
+
+        Implement it when the backend's data can be copied into ``out`` without building
+        tensors first; write every entry of ``out`` that ``_step`` would give (all three done
+        flags included) and return as :meth:`step_into` does, or return ``NotImplemented`` for
+        a case it does not handle (the default), which goes through ``_step``.
+        """
+        return NotImplemented
+
     def _partial_step(self, tensordict: TensorDictBase, step_mask: torch.Tensor) -> TensorDictBase:
         mask = mask_dims(step_mask) if step_mask.ndim > tensordict.batch_dims else step_mask
         if self.batch_locked:

@@ -284,6 +284,70 @@ class GymWrapper(hub.GymLikeEnv):
             reader(info, td)
         return td
 
+    def _step_into(
+        self, tensordict: TensorDictBase, out: dict[Any, torch.Tensor]
+    ) -> list[Any] | None:
+        """``_step`` written straight into ``out`` (a ``ParallelEnv`` worker's shared buffers):
+        no tensor or tensordict is built per step. Only for a single env with one array
+        observation, no pixels and no info readers; anything else goes through ``_step``."""
+        if self.info_dict_reader:
+            return NotImplemented
+        cached = self.__dict__.get("_direct_arrays")
+        if cached is None or cached[0] is not out:
+            cached = self._direct_arrays = (out, self._direct_targets(out))
+        arrays = cached[1]
+        if arrays is None:
+            return NotImplemented
+        obs_array, reward_array, term_array, trunc_array, done_array = arrays
+        action = self._action_reader(tensordict.get(self._action_key))
+        env_step = self._env.step
+        step_output = self._compat.step_output
+        obs, reward, terminated, truncated, _ = step_output(env_step(action))
+        if self.frame_skip > 1:
+            reward = float(reward)
+            for _ in range(self.frame_skip - 1):
+                if terminated or truncated:
+                    break
+                obs, more, terminated, truncated, _ = step_output(env_step(action))
+                reward += float(more)
+        # the same conversions as _step's (np.array(..., dtype) casts as copyto's "unsafe")
+        np.copyto(obs_array, np.asarray(obs).reshape(obs_array.shape), casting="unsafe")
+        terminated, truncated = bool(terminated), bool(truncated)
+        reward_array[0] = reward
+        term_array[0] = terminated
+        trunc_array[0] = truncated
+        done_array[0] = terminated or truncated
+        return None
+
+    def _direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[np.ndarray, ...] | None:
+        """Numpy views of ``out`` for :meth:`_step_into`, or ``None`` when it does not apply."""
+        names = ("observation", "reward", "terminated", "truncated", "done")
+        if (
+            self._vector is not None
+            or self.from_pixels
+            or self.device not in (None, torch.device("cpu"))
+            or type(self._obs_space).__name__ != "Box"
+            or set(out) != set(names)
+        ):
+            return None
+        spec = self.full_observation_spec["observation"]
+        if not isinstance(spec, (Bounded, Unbounded)) or -1 in spec.shape:
+            return None
+        wanted = {
+            "observation": (tuple(spec.shape), spec.dtype),
+            "reward": ((1,), torch.float32),
+            "terminated": ((1,), torch.bool),
+            "truncated": ((1,), torch.bool),
+            "done": ((1,), torch.bool),
+        }
+        arrays = []
+        for name in names:
+            tensor = out[name]
+            if (tuple(tensor.shape), tensor.dtype) != wanted[name] or tensor.device.type != "cpu":
+                return None
+            arrays.append(tensor.numpy())
+        return tuple(arrays)
+
     def _to_device(self, out: dict[str, Any]) -> dict[str, Any]:
         if self.device is None:
             return out

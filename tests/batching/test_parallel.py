@@ -81,6 +81,72 @@ def test_cartpole_rollouts_match_serial():
         _assert_same(a, b)
 
 
+def _gym_plugin_env(**kwargs):
+    return hub.make_env("gymnasium:CartPole-v1", **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"frame_skip": 3}], ids=["plain", "frame-skip"])
+def test_gym_plugin_rollouts_match_serial(kwargs):
+    """The gym plugin writes its step straight into the shared buffers (``_step_into``); the
+    data is the same as its ``_step``'s, which SerialEnv uses."""
+    pytest.importorskip("gymnasium")
+    serial, parallel = _pair(_gym_plugin_env, kwargs, n=3)
+    with parallel:
+        for a, b in zip(_loop(serial, 80, seed=3), _loop(parallel, 80, seed=3)):
+            _assert_same(a, b)
+        a, b = _rollouts([serial, parallel], 40, seed=5, break_when_any_done=False)
+        _assert_same(a, b)
+
+
+def _step_buffers(env):
+    out = {}
+    for spec in (env.full_observation_spec, env.full_reward_spec, env.full_done_spec):
+        for key in spec.keys(include_nested=True, leaves_only=True):
+            out[key] = spec[key].zero()
+    return out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda: CountingEnv(max_steps=2), id="default-path"),
+        pytest.param(lambda: _gym_plugin_env(), id="gym-direct"),
+        pytest.param(lambda: CountingEnv(max_steps=2, checks=True), id="through-step"),
+    ],
+)
+def test_step_into_writes_what_step_returns(make):
+    if "gym" in str(make):
+        pytest.importorskip("gymnasium")
+    env_a, env_b = make(), make()
+    env_a.set_seed(1)
+    env_b.set_seed(1)
+    td_a = env_a.reset()
+    env_b.reset()
+    out = _step_buffers(env_b)
+    for _ in range(4):
+        action = env_a.rand_action(td_a.clone())
+        expected = env_a.step(action.clone())["next"]
+        before = action.clone()
+        written = env_b.step_into(action, out)
+        assert written is None or set(written) <= set(out)
+        _assert_same(action, before)  # the input is not modified
+        for key in written if written is not None else out:
+            assert torch.equal(out[key], expected[key]), key
+        if bool(expected["done"].any()):
+            td_a = env_a.reset()
+            env_b.reset()
+        else:
+            td_a = env_a.step_mdp(action.set("next", expected))
+
+
+def test_step_into_refuses_a_buffer_of_another_shape():
+    env = CountingEnv()
+    out = _step_buffers(env)
+    out["observation"] = torch.zeros(3, dtype=torch.int64)
+    with pytest.raises(SpecMismatchError, match="observation"):
+        env.step_into(env.rand_action(env.reset()), out)
+
+
 def test_partial_resets_reach_only_the_chosen_workers():
     serial, parallel = _pair(CountingEnv, {"max_steps": 10}, n=3)
     with parallel:
