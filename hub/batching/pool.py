@@ -123,6 +123,37 @@ def resolve_start_method(start_method: str | None) -> str:
     return "forkserver" if "forkserver" in methods else "spawn"
 
 
+def _forget_inherited_forkserver() -> None:
+    """In a child started with ``fork``: forget the fork server of the parent.
+
+    ``multiprocessing`` keeps its fork server's pid in a module global, which a forked child
+    inherits; the child's first ``forkserver`` process then calls ``os.waitpid`` on a process
+    that is not its child and fails with ``ChildProcessError`` (CPython 3.11-3.13). A forked
+    child that forgets it starts a fork server of its own when it needs one. (Without this, a
+    ``ParallelEnv`` with ``start_method="forkserver"`` in such a child raised at construction,
+    and the suite run with ``HUB_PARALLEL_START_METHOD=forkserver`` hung in a test whose owner
+    process died before it could answer.)
+    """
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    if server is None or getattr(server, "_forkserver_pid", None) is None:
+        return
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    server._forkserver_pid = None
+    server._forkserver_address = None
+    server._forkserver_alive_fd = None
+    if alive_fd is not None:
+        try:
+            os.close(alive_fd)  # the parent's copy keeps its server alive
+        except OSError:
+            pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_inherited_forkserver)
+
+
 def _preload_in_forkserver(ctx: Any) -> None:
     """Have the fork server import torch and hub once, so that its children need not."""
     from multiprocessing import forkserver

@@ -175,6 +175,8 @@ def test_an_owner_that_exits_or_dies_takes_its_workers_down(then):
     here, there = ctx.Pipe()
     owner = ctx.Process(target=_owner, args=(there, then))
     owner.start()
+    there.close()  # so that an owner that fails before it answers gives EOF, not a hang
+    assert here.poll(120), "the owner process did not answer"
     pids = here.recv()
     owner.join(60)
     assert owner.exitcode == (-signal.SIGKILL if then == "kill" else 0)

@@ -70,3 +70,31 @@ def test_workers_can_run_parallel_envs_of_their_own():
         data = env.rollout(4, break_when_any_done=False)
         assert data["next", "observation"].shape == (2, 1, 4, 1)
         assert data["next", "observation"][0, 0].squeeze(-1).tolist() == [1, 2, 3, 1]
+
+
+def _forkserver_env_in_child(conn) -> None:
+    try:
+        with hub.ParallelEnv(1, CountingEnv, start_method="forkserver") as env:
+            conn.send(env.rollout(2)["next", "observation"].squeeze(-1).tolist())
+    except BaseException as exc:  # noqa: BLE001 - reported to the test
+        conn.send(repr(exc))
+
+
+@pytest.mark.skipif(
+    not {"fork", "forkserver"} <= set(multiprocessing.get_all_start_methods()),
+    reason="needs fork and forkserver",
+)
+def test_forkserver_works_in_a_forked_child_of_a_forkserver_user():
+    """A forked child inherits multiprocessing's record of its parent's fork server (whose
+    pid it cannot wait for); hub makes it start its own."""
+    with hub.ParallelEnv(1, CountingEnv, start_method="forkserver") as env:
+        env.rollout(1)  # a fork server runs in this process now
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_forkserver_env_in_child, args=(there,))
+    child.start()
+    there.close()
+    assert here.poll(120), "the child did not answer"
+    assert here.recv() == [[1, 2]]
+    child.join(60)
+    assert child.exitcode == 0
