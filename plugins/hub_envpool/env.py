@@ -70,6 +70,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         torch.Size([2, 3, 3])
     """
 
+    #: a partial reset keeps the input's rows of the envs it does not reset (PoolRunner.reset)
+    masks_partial_resets = True
+
     def __init__(
         self,
         env: Any = None,
@@ -190,6 +193,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             frame_skip=self.frame_skip,
         )
         self._ep_nested = any(not isinstance(key, str) for key, _ in layout.observations)
+        self._ep_obs_keys = [key for key, _ in layout.observations]
         if env is not None:
             self._ep_attach(env)
 
@@ -242,7 +246,20 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                     "restarts with the next step_send() to it (see docs/envpool.md, 'Async mode')."
                 )
             return self._ep_pack(runner.reset_async())
-        return self._ep_pack(runner.reset(self._ep_mask(tensordict, "_reset")))
+        mask = self._ep_mask(tensordict, "_reset")
+        if mask is None:
+            return self._ep_pack(runner.reset(None))
+        return self._ep_pack(runner.reset(mask, self._ep_inputs(tensordict)))
+
+    def _ep_inputs(self, tensordict: TensorDictBase) -> dict[Any, np.ndarray]:
+        """The observations and done flags of a partial reset's input, as arrays (the rows of
+        the envs that are not reset are kept from them: ``masks_partial_resets``)."""
+        inputs = {}
+        for key in (*self._ep_obs_keys, "done", "terminated", "truncated"):
+            value = tensordict.get(key, None)
+            if isinstance(value, torch.Tensor):
+                inputs[key] = value.numpy(force=True)
+        return inputs
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         runner = self._ep_runner

@@ -135,20 +135,53 @@ class PoolRunner:
         return merged
 
     # ------------------------------------------------------------------ sync mode
-    def reset(self, mask: np.ndarray | None) -> Output:
-        """Reset the envs of ``mask`` (``None``: all) and return the observations of all."""
+    def reset(self, mask: np.ndarray | None, inputs: dict[Any, np.ndarray] | None = None) -> Output:
+        """Reset the envs of ``mask`` (``None``: all) and return the observations of all.
+
+        ``inputs`` (a partial reset's input entries, as arrays) gives the rows of the envs that
+        are not reset, where it holds an entry of the output's shape and dtype; the envs' last
+        output gives them otherwise. The done flags of those rows come from ``inputs`` too
+        (else ``False``).
+        """
         raw = self.raw
         if mask is None:
             raw.reset(self.all_ids)
             states = raw.recv()
             self.pending.clear(None)
-        else:
-            ids = np.flatnonzero(mask).astype(np.int32)
-            raw.reset(ids)
-            states = self.merge(raw.recv(), self.last, observations_only=True)
-            self.pending.clear(ids)
+            self.last = states
+            return self.no_flags(self.observations(states))
+        ids = np.flatnonzero(mask).astype(np.int32)
+        raw.reset(ids)
+        base = self._input_rows(inputs) if inputs else self.last
+        states = self.merge(raw.recv(), base, observations_only=True)
+        self.pending.clear(ids)
         self.last = states
-        return self.no_flags(self.observations(states))
+        out = self.observations(states)
+        return self.kept_flags(out, inputs, mask) if inputs else self.no_flags(out)
+
+    def _input_rows(self, inputs: dict[Any, np.ndarray]) -> list[Any]:
+        """``self.last`` with each observation slot replaced by its input array when that has
+        the same shape and dtype."""
+        base = list(self.last)
+        for key, i in self.obs_slots:
+            value = inputs.get(key)
+            last = base[i]
+            if value is not None and value.shape == last.shape and value.dtype == last.dtype:
+                base[i] = value
+        return base
+
+    def kept_flags(self, out: Output, inputs: dict[Any, np.ndarray], mask: np.ndarray) -> Output:
+        """Add the done flags of a partial reset: the inputs' for the envs not reset (``False``
+        where the input lacks a flag), ``False`` for the envs reset."""
+        flags = np.zeros((3, *self.flag_shape), dtype=bool)
+        for row, name in enumerate(("done", "terminated", "truncated")):
+            value = inputs.get(name)
+            if value is not None and value.shape == self.flag_shape and value.dtype == bool:
+                flags[row] = value
+        flags[:, mask] = False
+        tensor = from_numpy(flags) if self.move is None else from_numpy(flags).to(self.move)
+        out["done"], out["terminated"], out["truncated"] = tensor.unbind(0)
+        return out
 
     def step(self, action: np.ndarray, stepped: np.ndarray | None) -> Output:
         """Step the envs of ``stepped`` (``None``: all) with ``action`` (one row per env)."""

@@ -103,6 +103,27 @@ def test_partial_reset_resets_only_the_chosen_envs():
     np.testing.assert_array_equal(step["next", "observation"].numpy(), expected)
 
 
+def test_partial_reset_keeps_the_input_rows_of_the_envs_not_reset():
+    """The plugin merges a partial reset itself (masks_partial_resets): the rows it does not
+    reset are the input's, as EnvBase's own masking would give, even where they differ from
+    the env's last output."""
+    env = MultiThreadedEnv(3, "CartPole-v1", categorical_action_encoding=True)
+    assert env.masks_partial_resets
+    td = env.reset()
+    td["observation"][0] = 123.0
+    td["done"][2] = True  # an env the caller chose not to reset keeps its flag
+    td["truncated"][2] = True
+    td.set("_reset", torch.tensor([[False], [True], [False]]))
+    out = env.reset(td)
+    assert (out["observation"][0] == 123.0).all()
+    assert not (out["observation"][1] == 123.0).any()
+    assert out["done"].squeeze(-1).tolist() == [False, False, True]
+    assert out["truncated"].squeeze(-1).tolist() == [False, False, True]
+    assert out["terminated"].squeeze(-1).tolist() == [False, False, False]
+    assert "_reset" not in out.keys() and "_reset" not in td.keys()
+    assert torch.equal(td["observation"], out["observation"])
+
+
 def test_stepping_an_ended_episode_without_reset_is_an_error():
     env = hub.make_env("envpool:CartPole-v1", num_envs=2, seed=0, categorical_action_encoding=True)
     td = env.reset()
