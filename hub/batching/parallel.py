@@ -142,6 +142,7 @@ class ParallelEnv(BatchedEnvBase):
         self._fetched: _Job | None = None  # answered, about to be read by _step / _reset
         self._prereset: set[int] | None = None  # workers that reset inside a fused step
         self._fuse = False
+        self._step_restarted = False  # the last step rebuilt a worker (its episode was cut)
         self._seeds: list[int | None] = []
         self.restarts: list[int] = []
         self._constructed = False
@@ -346,6 +347,7 @@ class ParallelEnv(BatchedEnvBase):
         restarted = self._raise_failures(answers, "step", restart=True)
         if job.fused:
             self._prereset = {i for i, a in answers.items() if a.status == sig.DID_RESET}
+        self._step_restarted = bool(restarted)
         out = self._read(self._next, job.rows)
         if restarted:
             _truncate_rows(out, tensordict, restarted, self._done_prefixes, self._reward_keys)
@@ -392,7 +394,8 @@ class ParallelEnv(BatchedEnvBase):
         complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
         fast_set(tensordict, "next", next_td)
         next_input = self.step_mdp(tensordict)
-        self._reset_finished(next_input)
+        if self._prereset or self._step_restarted:  # a worker resets iff its episode ended
+            self._reset_finished(next_input)
         return tensordict, next_input
 
     def step_send(self, tensordict: TensorDictBase) -> None:

@@ -315,6 +315,14 @@ class WorkerPool:
                 later call waits for the rest.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
+        if len(pending.waiting) > 1:
+            # wait first for the worker woken last (usually the last to finish): the parent
+            # then wakes up once for all of them instead of once per worker that finishes
+            last = max(pending.waiting)
+            wait = LIVENESS_S if deadline is None else min(LIVENESS_S, timeout)
+            if sig.wait_for([self.channels[last].ack_fd], wait):
+                pending.answers[last] = self._read_answer(last)
+                pending.waiting.discard(last)
         waiter = sig.Waiter([self.channels[i].ack_fd for i in pending.waiting])
         while pending.waiting:
             wait = LIVENESS_S

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -92,6 +93,10 @@ def worker_main(
     close_fds: list[int],
 ) -> None:
     """Entry point of a worker process (see the module docstring)."""
+    # A forked worker inherits the parent's objects, garbage included: freezing them keeps this
+    # process's collector from finalizing objects that own the parent's native resources
+    # (threads, rendering contexts, ...), which must not run here (and spares copy-on-write).
+    gc.freeze()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     for fd in close_fds:  # the parent's ends of every pipe, inherited through fork
         try:
