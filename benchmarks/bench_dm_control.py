@@ -160,21 +160,31 @@ def split(steps: int = 3000) -> dict[str, float]:
 
         return wrapper
 
+    from hub.envs import rollout_actions
+
     env._env.step = timed("dmc", env._env.step)
     env._step = timed("_step", env._make_stepper())  # rebuilt so that it calls the timed step
-    for name in ("step", "rand_action", "step_mdp", "reset"):
+    for name in ("step", "step_mdp", "reset"):
         setattr(env, name, timed(name, getattr(env, name)))
-    env.rollout(steps, break_when_any_done=False)  # the same length: one-time costs land here
-    spent.update(dict.fromkeys(spent, 0.0))
-    start = CLOCK()
-    env.rollout(steps, break_when_any_done=False)
-    total = CLOCK() - start
+    # rollout(policy=None) draws its actions through BlockRandomPolicy (rand_action if the
+    # action spec does not allow blocks): time both
+    env.rand_action = timed("rand_action", env.rand_action)
+    block_call = rollout_actions.BlockRandomPolicy.__call__
+    rollout_actions.BlockRandomPolicy.__call__ = timed("rand_action", block_call)
+    try:
+        env.rollout(steps, break_when_any_done=False)  # the same length: one-time costs here
+        spent.update(dict.fromkeys(spent, 0.0))
+        start = CLOCK()
+        env.rollout(steps, break_when_any_done=False)
+        total = CLOCK() - start
+    finally:
+        rollout_actions.BlockRandomPolicy.__call__ = block_call
     env.close()
     parts = {
         "dm_control step": spent["dmc"],
         "plugin _step around it": spent["_step"] - spent["dmc"],
         "EnvBase.step around _step": spent["step"] - spent["_step"],
-        "rand_action": spent["rand_action"],
+        "random actions": spent["rand_action"],
         "step_mdp": spent["step_mdp"],
         "reset": spent["reset"],
     }
