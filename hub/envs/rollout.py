@@ -21,7 +21,8 @@ from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 from hub.envs._fast_td import fast_get
 from hub.envs.base import any_true
 from hub.envs.rollout_actions import block_random_policy
-from hub.envs.stacking import stack_like
+from hub.envs.serial_ops import PARALLEL_GRAIN
+from hub.envs.stacking import cat_like, stack_like
 from hub.errors import HubError
 
 if TYPE_CHECKING:
@@ -63,18 +64,85 @@ def _unalias(tensordict: TensorDictBase, out: TensorDictBase) -> None:
             tensordict.set(key, leaf.clone())
 
 
-def _output_slots(out: TensorDictBase, dim: int, steps: int) -> TensorDictBase:
-    """The part of a rollout's ``out=`` tensordict that ``steps`` steps fill: all of it, or
-    (when the rollout stopped early) a view of its first ``steps`` time slots."""
-    if out.batch_dims != dim + 1 or out.batch_size[dim] < steps:
+def _check_out(out: TensorDictBase, dim: int, max_steps: int) -> None:
+    if out.batch_dims != dim + 1 or out.batch_size[dim] < max_steps:
         raise ValueError(
             f"out= has batch size {list(out.batch_size)}; a rollout of this env needs the "
-            f"env's batch size followed by a time dim of at least {steps} steps (pass the "
+            f"env's batch size followed by a time dim of at least {max_steps} steps (pass the "
             "output of an earlier rollout with the same max_steps)."
         )
-    if out.batch_size[dim] == steps:
+
+
+def _time_slots(out: TensorDictBase, dim: int, start: int, stop: int) -> TensorDictBase:
+    """``out`` itself when ``[start, stop)`` covers its time dim, else a view of those slots."""
+    if start == 0 and stop == out.batch_size[dim]:
         return out
-    return out[(slice(None),) * dim + (slice(0, steps),)]
+    return out[(slice(None),) * dim + (slice(start, stop),)]
+
+
+class _StepStore:
+    """The steps of a rollout, and their stacking into its output.
+
+    Steps are stacked :data:`CHUNK` at a time during the rollout when that is cheaper than
+    keeping them all: when they go into ``out=`` (each chunk into its slots), or when they are
+    small (each chunk stacked, the chunks concatenated at the end). Thousands of live step
+    objects push the env's own data out of the CPU caches; stacking them early frees them and
+    the allocator hands their memory out again while it is still cached. Big steps (pixels)
+    without ``out=`` are stacked once at the end: a chunk would copy their frames twice.
+    """
+
+    def __init__(self, dim: int, contiguous: bool, out: TensorDictBase | None) -> None:
+        self.dim, self.contiguous, self.out = dim, contiguous, out
+        self.pending: list[TensorDictBase] = []
+        self.chunks: list[TensorDictBase] = []
+        self.stacked = 0  # steps already stacked
+        self.chunking: bool | None = None if contiguous else False
+
+    def append(self, step: TensorDictBase) -> None:
+        pending = self.pending
+        pending.append(step)
+        if len(pending) == CHUNK:
+            if self.chunking is None:
+                self.chunking = self.out is not None or _is_small(step)
+            if self.chunking:
+                self._stack_pending()
+
+    def _stack_pending(self) -> None:
+        n = len(self.pending)
+        if self.out is not None:
+            slots = _time_slots(self.out, self.dim, self.stacked, self.stacked + n)
+            _stack_steps(self.pending, self.dim, slots)
+        else:
+            self.chunks.append(_stack_steps(self.pending, self.dim))
+        self.stacked += n
+        self.pending = []  # freed while the collector is still off (see _gc_paused)
+
+    def result(self) -> TensorDictBase:
+        """Every step, stacked along the time dim (a lazy stack unless ``contiguous``)."""
+        if not self.contiguous:
+            return LazyStackedTensorDict.lazy_stack(self.pending, self.dim)
+        if self.pending:
+            self._stack_pending()
+        if self.out is not None:
+            return _time_slots(self.out, self.dim, 0, self.stacked)
+        if len(self.chunks) == 1:
+            return self.chunks[0]
+        data = cat_like(self.chunks, self.dim)
+        self.chunks = []
+        return data
+
+
+CHUNK = 128
+"""Steps a rollout stacks at a time (see :class:`_StepStore`)."""
+
+
+def _is_small(step: TensorDictBase) -> bool:
+    """Whether a step holds fewer elements than torch's parallel grain, all leaves together."""
+    total = 0
+    for leaf in step.values(include_nested=True, leaves_only=True):
+        if isinstance(leaf, torch.Tensor):
+            total += leaf.numel()
+    return total < PARALLEL_GRAIN
 
 
 def _any_done(env: EnvBase, td: TensorDictBase) -> bool:
@@ -142,12 +210,16 @@ def run_rollout(
         random_policy = block_random_policy(env, td, max_steps) if policy is None else None
         if policy is None:
             policy = random_policy or env.rand_action
-        steps: list[TensorDictBase] = []
+        dim = td.batch_dims
+        if out is not None:
+            _check_out(out, dim, max_steps)
+        steps = _StepStore(dim, return_contiguous, out)
+        any_step = False
         for i in range(max_steps):
             result = policy(td)
             if result is not None:
                 td = result
-            if break_when_all_done and steps:
+            if break_when_all_done and any_step:
                 done = _root_done(env, td)
                 if bool(done.any()):
                     td.set("_step", ~done)
@@ -155,6 +227,7 @@ def run_rollout(
             if break_when_all_done and td.get("_step", None) is not None:
                 td = td.exclude("_step")
             steps.append(td)
+            any_step = True
             if callback is not None:
                 callback(env, td)
             if i == max_steps - 1:
@@ -171,13 +244,8 @@ def run_rollout(
             td = next_td
         if random_policy is not None:
             random_policy.finish()
-        dim = td.batch_dims
-        if return_contiguous:
-            slots = None if out is None else _output_slots(out, dim, len(steps))
-            data = _stack_steps(steps, dim, slots)
-            steps.clear()  # freed before the collector is back on (see _gc_paused)
-        else:
-            data = LazyStackedTensorDict.lazy_stack(steps, dim)
+        data = steps.result()  # the steps are freed before the collector is back on
+        del steps
     try:
         data.refine_names(*([None] * dim), "time")
     except Exception:  # noqa: BLE001 - names are a convenience; lazy stacks may refuse them

@@ -21,7 +21,7 @@ from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 from hub.envs._fast_td import fast_column, fast_get, fast_items, new_td
 from hub.envs.serial_ops import stack_tensors
 
-__all__ = ["stack_like", "split_inputs"]
+__all__ = ["stack_like", "cat_like", "split_inputs"]
 
 
 def stack_like(
@@ -92,6 +92,31 @@ def _stack_level(
         return into
     batch = template.batch_size
     return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
+
+
+def cat_like(tds: Sequence[TensorDictBase], dim: int = 0) -> TensorDictBase:
+    """Concatenate tensordicts of one structure along an existing batch dim, leaf by leaf.
+
+    Example:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> parts = [TensorDict({"a": torch.zeros(2, n)}, [2, n]) for n in (3, 1)]
+        >>> cat_like(parts, dim=1)["a"].shape
+        torch.Size([2, 4])
+    """
+    template = tds[0]
+    out = {}
+    for key, value in fast_items(template):
+        column = fast_column(list(tds), key)
+        if column is None or len(column) != len(tds):
+            column = [td.get(key) for td in tds]
+        if is_tensor_collection(value):
+            out[key] = cat_like(column, dim)
+        else:
+            out[key] = torch.cat(column, dim)
+    batch = list(template.batch_size)
+    batch[dim] = sum(td.batch_size[dim] for td in tds)
+    return new_td(out, torch.Size(batch), template.device)
 
 
 def split_inputs(

@@ -1,13 +1,15 @@
-"""``rollout(out=...)`` and the calling-thread copies of big tensors (``hub.envs.serial_ops``)."""
+"""``rollout(out=...)``, chunked stacking, and the calling-thread copies of big tensors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from tensordict import LazyStackedTensorDict
 
 import hub
 from hub.envs.builtin import PendulumEnv
+from hub.envs.rollout import CHUNK
 from hub.envs.serial_ops import PARALLEL_GRAIN, stack_tensors, where_rows
 from hub.envs.stacking import stack_like
 
@@ -15,7 +17,8 @@ from hub.envs.stacking import stack_like
 def _rollout(env: hub.EnvBase, steps: int, **kwargs):
     torch.manual_seed(0)
     env.set_seed(0)
-    return env.rollout(steps, break_when_any_done=False, **kwargs)
+    kwargs.setdefault("break_when_any_done", False)
+    return env.rollout(steps, **kwargs)
 
 
 def test_out_receives_the_same_data_as_a_new_rollout():
@@ -126,3 +129,57 @@ def test_going_on_from_the_last_step_of_out_into_out():
     result = env.rollout(5, auto_reset=False, tensordict=start, out=data)
     assert result is data
     assert (result == expected).all()
+
+
+@pytest.fixture
+def no_chunks(monkeypatch):
+    """Rollouts that stack every step at the end (the reference for chunked stacking)."""
+    import hub.envs.rollout as rollout_module
+
+    def run(env, steps, **kwargs):
+        with monkeypatch.context() as patch:
+            patch.setattr(rollout_module, "CHUNK", 10**9)
+            return _rollout(env, steps, **kwargs)
+
+    return run
+
+
+@pytest.mark.parametrize("steps", [CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5])
+def test_chunked_stacking_equals_stacking_at_the_end(no_chunks, steps):
+    env = hub.make_env("hub:Counting", num_envs=2, max_steps=7)
+    expected = no_chunks(env, steps)
+    result = _rollout(env, steps)
+    assert result.batch_size == expected.batch_size == torch.Size([2, steps])
+    assert (result == expected).all()
+
+
+def test_chunked_stacking_into_out_with_an_early_stop(no_chunks):
+    env = PendulumEnv(from_pixels=True, pixels_size=128)  # big steps: chunks only into out
+    expected = no_chunks(env, CHUNK + 3)
+    out = torch.zeros_like(expected)
+    assert _rollout(env, CHUNK + 3, out=out) is out
+    assert (out == expected).all()
+    counting = hub.make_env("hub:Counting", max_steps=CHUNK + 2)
+    buffer = torch.zeros_like(_rollout(counting, 2 * CHUNK))
+    data = counting.rollout(2 * CHUNK, out=buffer)  # stops at the first done
+    assert data.batch_size == torch.Size([CHUNK + 2])
+    assert data["next", "observation"][-1].item() == CHUNK + 2
+    assert data["next", "observation"].data_ptr() == buffer["next", "observation"].data_ptr()
+
+
+def test_break_when_all_done_across_chunks(no_chunks):
+    env = hub.SerialEnv(
+        2, hub.envs.builtin.CountingEnv, [{"max_steps": CHUNK + 5}, {"max_steps": 2 * CHUNK}]
+    )
+    kwargs = {"break_when_all_done": True}
+    expected = no_chunks(env, 3 * CHUNK, **kwargs)
+    result = _rollout(env, 3 * CHUNK, **kwargs)
+    assert result.batch_size == torch.Size([2, 2 * CHUNK])
+    assert (result == expected).all()
+
+
+def test_lazy_rollouts_are_not_chunked():
+    env = hub.make_env("hub:Counting", max_steps=1000)
+    data = _rollout(env, CHUNK + 1, return_contiguous=False)
+    assert isinstance(data, LazyStackedTensorDict)
+    assert len(data.tensordicts) == CHUNK + 1
