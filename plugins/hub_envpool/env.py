@@ -39,6 +39,21 @@ from hub_envpool.runner import PoolRunner
 
 __all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
 
+
+def _unchecked_constructor() -> Any:
+    """tensordict's ``TensorDict._new_unsafe`` if it exists and takes the expected arguments."""
+    unchecked = getattr(TensorDict, "_new_unsafe", None)
+    if unchecked is None:  # pragma: no cover - an older tensordict
+        return None
+    try:
+        unchecked({}, batch_size=torch.Size(()), device=None, nested=False)
+    except TypeError:  # pragma: no cover - another signature
+        return None
+    return unchecked
+
+
+_UNCHECKED = _unchecked_constructor()
+
 _INT32 = 2**31
 
 
@@ -121,6 +136,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         self.pool_batch_size = pool_batch
         self.is_async = pool_batch < num_workers
         self._ep_batch = () if unbatched else (pool_batch,)
+        self._ep_batch_size = torch.Size(self._ep_batch)
 
     # ------------------------------------------------------------------ EnvPool's description
     def _ep_task_spec(self) -> Any:
@@ -210,7 +226,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
 
     def _ep_pack(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
         if not self._ep_nested:
-            return TensorDict(out, batch_size=self._ep_batch, device=self.device)
+            return self._ep_new_td(out)
         td = TensorDict({}, batch_size=self._ep_batch, device=self.device)
         for key, value in out.items():
             td.set(key, value)
@@ -270,7 +286,19 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         out = runner.step(action, None if flags is None else self._ep_mask_of(flags))
         if self._ep_nested:
             return self._ep_pack(out)
-        return TensorDict(out, batch_size=self._ep_batch, device=self.device)
+        return self._ep_new_td(out)
+
+    def _ep_new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
+        """``TensorDict(out, batch_size, device)`` for a flat ``out`` of the runner's tensors.
+
+        On the CPU it goes through tensordict's unchecked constructor where that exists: the
+        runner's tensors have the batch size and device by construction, and the check costs
+        more than the rest of the step's Python work for small envs (CartPole).
+        """
+        device = self.device
+        if _UNCHECKED is not None and (device is None or device.type == "cpu"):
+            return _UNCHECKED(out, batch_size=self._ep_batch_size, device=device, nested=False)
+        return TensorDict(out, batch_size=self._ep_batch_size, device=device)
 
     def _ep_cannot_step(self) -> None:
         if self.is_async:
