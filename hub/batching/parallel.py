@@ -537,7 +537,7 @@ class ParallelEnv(BatchedEnvBase):
         ``previous`` (zeros where it has no such entry), as ``SerialEnv`` gives them.
         """
         n = self.num_workers
-        flags = self._views.present[rows[0]].tolist() if rows else None
+        flags = self._views.present_row(rows[0]) if rows else None
         mask = None
         if partial and len(rows) < n:
             mask = torch.zeros(n, dtype=torch.bool)

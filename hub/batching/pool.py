@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import select
 import signal
 import time
 import weakref
@@ -214,6 +215,7 @@ class WorkerPool:
         self.channels: list[sig.ParentChannel | None] = [None] * self.num_workers
         self.dead: dict[int, str] = {}
         self._fd_index: dict[int, int] = {}
+        self._polls: list[Any] = [None] * self.num_workers
         # multiprocessing's own finalizer, not weakref.finalize: it also runs when the process
         # that owns the env is itself a multiprocessing child, *before* multiprocessing joins
         # that process's children at exit (which would otherwise wait for our workers forever)
@@ -252,6 +254,9 @@ class WorkerPool:
         self.procs[index] = proc
         self.channels[index] = parent
         self._fd_index[parent.ack_fd] = index
+        poller = select.poll()  # kept: the hot path of collect waits on one worker at a time
+        poller.register(parent.ack_fd, select.POLLIN)
+        self._polls[index] = poller
         self.dead.pop(index, None)
 
     def stop(self, index: int) -> None:
@@ -320,9 +325,15 @@ class WorkerPool:
             # then wakes up once for all of them instead of once per worker that finishes
             last = max(pending.waiting)
             wait = LIVENESS_S if deadline is None else min(LIVENESS_S, timeout)
-            if sig.wait_for([self.channels[last].ack_fd], wait):
+            if self._polls[last].poll(int(wait * 1000)):
                 pending.answers[last] = self._read_answer(last)
                 pending.waiting.discard(last)
+                for i in list(pending.waiting):  # usually answered by now
+                    if self._polls[i].poll(0):
+                        pending.answers[i] = self._read_answer(i)
+                        pending.waiting.discard(i)
+                if not pending.waiting:
+                    return pending.answers
         waiter = sig.Waiter([self.channels[i].ack_fd for i in pending.waiting])
         while pending.waiting:
             wait = LIVENESS_S

@@ -211,6 +211,15 @@ class SharedViews:
         width = max(layout.n_flags, 1)
         raw = flat[layout.present_offset : layout.present_offset + n * width]
         self.present = raw.view(torch.bool).view(n, width)
+        self._width = width
+        self._present_bytes = memoryview(keep)[
+            layout.present_offset : layout.present_offset + n * width
+        ]
+
+    def present_row(self, index: int) -> bytes:
+        """Worker ``index``'s row of the presence table (one byte per flag), read without torch."""
+        start = index * self._width
+        return self._present_bytes[start : start + self._width].tobytes()
 
     def leaves(self, group: str) -> list[tuple[Leaf, torch.Tensor]]:
         """``(leaf, batched view)`` pairs of a group, in layout order."""
