@@ -138,7 +138,8 @@ class WorkerChannel:
         self._ack = ack
         self._poll: Any = None
 
-    def _fds(self) -> tuple[int, int]:
+    def fds(self) -> tuple[int, int]:
+        """``(command fd, answer fd)``: for a loop that reads and writes them directly."""
         return self._cmd.fileno(), self._ack.fileno()
 
     def recv_op(self, timeout: float | None) -> bytes | None:

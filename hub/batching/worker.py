@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import signal
 import sys
 import traceback
@@ -157,6 +158,8 @@ class Worker:
         self.parent_pid = parent_pid
         self.views: SharedViews | None = None
         self._next_out: dict[Any, torch.Tensor] = {}
+        self._input_rows: list[tuple[Any, torch.Tensor]] = []
+        self._input_flat = True
         self._next_flags: list[tuple[Any, int]] = []
         self._next_done: torch.Tensor | None = None
         self._all_next_known = False
@@ -176,12 +179,26 @@ class Worker:
             sig.RESET_PARTIAL: lambda: self.reset(True, {}),
             sig.CONTROL: self.control,
         }
+        cmd_fd, ack_fd = channel.fds()
+        poller = select.poll()
+        poller.register(cmd_fd, select.POLLIN)
+        wait_ms = int(PARENT_CHECK_S * 1000)
+        step, read, write, fused = self.step, os.read, os.write, sig.STEP_RESET
         while True:
-            op = channel.recv_op(PARENT_CHECK_S)
-            if op is None:
+            if not poller.poll(wait_ms):
                 if _parent_alive(self.parent_pid):
                     continue
                 break
+            op = read(cmd_fd, 1)
+            if op == fused:  # the hot path: step_and_maybe_reset
+                try:
+                    write(ack_fd, step(True))
+                    continue
+                except BrokenPipeError:
+                    break  # the parent is gone
+                except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
+                    channel.reply_payload(sig.ERROR, error_info(exc))
+                    continue
             if op in (b"", sig.CLOSE):
                 self._close(answer=op == sig.CLOSE)
                 return
@@ -265,7 +282,11 @@ class Worker:
         ``env.step_into`` (no re-check of what the parent checked, no tensordict around the
         output); with ``then_reset``, a reset in place when the episode ended."""
         env = self.env
-        inputs = self._read("input", optional=False)
+        data = {key: view.clone() for key, view in self._input_rows}
+        if self._input_flat:
+            inputs = new_td(data, self.sub_batch, None)
+        else:
+            inputs = TensorDict(data, batch_size=self.sub_batch)
         written = env.step_into(inputs, self._next_out)
         self._mark_written(written)
         if not then_reset:
@@ -310,6 +331,8 @@ class Worker:
         self.views = views
         self._present = [None] * views.layout.n_flags
         self._rows = {group: views.row_leaves(group, self.index) for group in views.layout.groups}
+        self._input_rows = [(leaf.key, view) for leaf, view in self._rows.get("input", [])]
+        self._input_flat = all(type(key) is str for key, _ in self._input_rows)
         rows = self._rows.get("next", [])
         self._next_out = {leaf.key: view for leaf, view in rows}
         self._next_flags = [(leaf.key, leaf.flag) for leaf, _ in rows]
