@@ -20,7 +20,17 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
-__all__ = ["fast_get", "fast_set", "fast_keys", "fast_items", "fast_column", "new_td", "shallow"]
+__all__ = [
+    "fast_get",
+    "fast_set",
+    "fast_del",
+    "fast_update",
+    "fast_keys",
+    "fast_items",
+    "fast_column",
+    "new_td",
+    "shallow",
+]
 
 
 def _probe() -> bool:
@@ -47,6 +57,27 @@ def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
         td._set_str(key, value, inplace=False, validated=True)
     else:
         td.set(key, value)
+
+
+def fast_del(td: TensorDictBase, key: Any) -> None:
+    """``td.del_(key)`` for an entry that exists."""
+    if _FAST and type(td) is TensorDict and type(key) is str and not td.is_locked:
+        del td._tensordict[key]
+    else:
+        td.del_(key)
+
+
+def fast_update(td: TensorDictBase, source: TensorDictBase) -> None:
+    """``td.update(source)`` when ``source``'s batch dims are ``td``'s: entry by entry for plain
+    TensorDicts holding tensors at the root, through ``update`` otherwise."""
+    if _FAST and type(td) is TensorDict and type(source) is TensorDict and not td.is_locked:
+        items = source._tensordict.items()
+        if all(type(value) is torch.Tensor for _, value in items):
+            target = td._tensordict
+            for key, value in items:
+                target[key] = value
+            return
+    td.update(source)
 
 
 def fast_keys(td: TensorDictBase) -> Any:

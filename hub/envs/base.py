@@ -45,7 +45,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs import checks as _checks
-from hub.envs._fast_td import fast_get, fast_items, fast_set, new_td, shallow
+from hub.envs._fast_td import fast_get, fast_items, fast_set, fast_update, new_td, shallow
 from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
 from hub.envs.reset_masks import (
     drop_reset_entries,
@@ -583,7 +583,7 @@ class EnvBase(metaclass=_EnvMeta):
             _checks.check_reset_output(self, out)
         if tensordict is not None:
             drop_reset_entries(tensordict, self._done_prefixes)
-            tensordict.update(out)
+            fast_update(tensordict, out)
         return out
 
     # ------------------------------------------------------------------ step
@@ -822,7 +822,7 @@ class EnvBase(metaclass=_EnvMeta):
             done = fast_get(next_input, done_key)
             if done is not None and any_true(done):
                 any_done = True
-                next_input.set(reset_key, done.clone())
+                fast_set(next_input, reset_key, done.clone())
         if any_done:
             self.reset(next_input)
 

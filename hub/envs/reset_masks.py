@@ -21,7 +21,7 @@ from __future__ import annotations
 import torch
 from tensordict import TensorDictBase
 
-from hub.envs._fast_td import fast_get, fast_keys, fast_set
+from hub.envs._fast_td import fast_del, fast_get, fast_keys, fast_set
 from hub.envs.serial_ops import where_rows
 
 __all__ = [
@@ -89,7 +89,7 @@ def read_reset_masks(
 def drop_reset_entries(data: TensorDictBase, prefixes: list[tuple[str, ...]]) -> None:
     """Remove every ``"_reset"`` entry (root and nested) from ``data``, in place."""
     if RESET in fast_keys(data):
-        data.del_(RESET)
+        fast_del(data, RESET)
     for prefix in prefixes:
         if prefix and data.get(prefix + (RESET,), None) is not None:
             data.del_(prefix + (RESET,))
