@@ -166,7 +166,7 @@ def _gc_paused() -> Iterator[None]:
     the collector's full passes over those thousands of young objects would otherwise cost more
     than the steps themselves. The rollout frees the steps before it restores the collector:
     the allocations counted meanwhile would otherwise start a collection over all of them at
-    once (measured: 7% of a dm_control rollout)."""
+    once (measured: 4 ms at the end of a 3000-step dm_control rollout)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
