@@ -24,6 +24,7 @@ __all__ = [
     "fast_get",
     "fast_set",
     "fast_del",
+    "fast_batch_size",
     "fast_update",
     "fast_keys",
     "fast_items",
@@ -36,7 +37,11 @@ __all__ = [
 def _probe() -> bool:
     try:
         td = TensorDict._new_unsafe({}, batch_size=torch.Size(()), device=None, nested=False)
-        return isinstance(td._tensordict, dict)
+        return (
+            isinstance(td._tensordict, dict)
+            and td._is_locked is False
+            and isinstance(td._batch_size, torch.Size)
+        )
     except (AttributeError, TypeError):  # pragma: no cover - another tensordict layout
         return False
 
@@ -53,7 +58,7 @@ def fast_get(td: TensorDictBase, key: Any, default: Any = None) -> Any:
 
 def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
     """``td.set(key, value)`` for a value whose batch dims are already right."""
-    if _FAST and type(td) is TensorDict and type(key) is str and not td.is_locked:
+    if _FAST and type(td) is TensorDict and type(key) is str and not td._is_locked:
         td._set_str(key, value, inplace=False, validated=True)
     else:
         td.set(key, value)
@@ -61,7 +66,7 @@ def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
 
 def fast_del(td: TensorDictBase, key: Any) -> None:
     """``td.del_(key)`` for an entry that exists."""
-    if _FAST and type(td) is TensorDict and type(key) is str and not td.is_locked:
+    if _FAST and type(td) is TensorDict and type(key) is str and not td._is_locked:
         del td._tensordict[key]
     else:
         td.del_(key)
@@ -70,7 +75,7 @@ def fast_del(td: TensorDictBase, key: Any) -> None:
 def fast_update(td: TensorDictBase, source: TensorDictBase) -> None:
     """``td.update(source)`` when ``source``'s batch dims are ``td``'s: entry by entry for plain
     TensorDicts holding tensors at the root, through ``update`` otherwise."""
-    if _FAST and type(td) is TensorDict and type(source) is TensorDict and not td.is_locked:
+    if _FAST and type(td) is TensorDict and type(source) is TensorDict and not td._is_locked:
         items = source._tensordict.items()
         if all(type(value) is torch.Tensor for _, value in items):
             target = td._tensordict
@@ -78,6 +83,13 @@ def fast_update(td: TensorDictBase, source: TensorDictBase) -> None:
                 target[key] = value
             return
     td.update(source)
+
+
+def fast_batch_size(td: TensorDictBase) -> torch.Size:
+    """``td.batch_size``."""
+    if _FAST and type(td) is TensorDict:
+        return td._batch_size
+    return td.batch_size
 
 
 def fast_keys(td: TensorDictBase) -> Any:

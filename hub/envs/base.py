@@ -45,7 +45,15 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs import checks as _checks
-from hub.envs._fast_td import fast_get, fast_items, fast_set, fast_update, new_td, shallow
+from hub.envs._fast_td import (
+    fast_batch_size,
+    fast_get,
+    fast_items,
+    fast_set,
+    fast_update,
+    new_td,
+    shallow,
+)
 from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
 from hub.envs.reset_masks import (
     drop_reset_entries,
@@ -622,7 +630,7 @@ class EnvBase(metaclass=_EnvMeta):
             raise self._closed_error("step")
         if not self._keys_ready:
             self._compute_keys()
-        if self.batch_locked and tensordict.batch_size != self._batch_size:
+        if self.batch_locked and fast_batch_size(tensordict) != self._batch_size:
             self._check_batch(tensordict, "step")
         self._check_actions(tensordict)
         step_mask = fast_get(tensordict, "_step")
@@ -635,7 +643,7 @@ class EnvBase(metaclass=_EnvMeta):
             self._auto_reset_store(next_td)
         if self.checks:
             _checks.check_step_output(self, next_td)
-        if next_td.batch_size == tensordict.batch_size:
+        if fast_batch_size(next_td) == fast_batch_size(tensordict):
             fast_set(tensordict, "next", next_td)
         else:
             tensordict.set("next", next_td)
@@ -779,7 +787,7 @@ class EnvBase(metaclass=_EnvMeta):
                 if key in exclude or key in actions or key in data:
                     continue
                 data[key] = value if type(value) is tensor else shallow(value)
-            return new_td(data, next_td.batch_size, next_td.device)
+            return new_td(data, fast_batch_size(next_td), next_td.device)
         out = next_td.exclude(*self._reward_keys) if self._reward_keys else next_td.copy()
         out_keys = out.keys()
         for key in tensordict.keys():
