@@ -129,7 +129,7 @@ def _forget_inherited_forkserver() -> None:
 
     ``multiprocessing`` keeps its fork server's pid in a module global, which a forked child
     inherits; the child's first ``forkserver`` process then calls ``os.waitpid`` on a process
-    that is not its child and fails with ``ChildProcessError`` (CPython 3.11-3.13). A forked
+    that is not its child and fails with ``ChildProcessError`` (seen with CPython 3.11). A forked
     child that forgets it starts a fork server of its own when it needs one. (Without this, a
     ``ParallelEnv`` with ``start_method="forkserver"`` in such a child raised at construction,
     and the suite run with ``HUB_PARALLEL_START_METHOD=forkserver`` hung in a test whose owner
