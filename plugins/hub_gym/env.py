@@ -259,16 +259,7 @@ class GymWrapper(hub.GymLikeEnv):
         if self._vector is not None:
             return self._vector.step(tensordict)
         action = self._action_reader(tensordict.get(self._action_key))
-        env_step = self._env.step
-        step_output = self._compat.step_output
-        obs, reward, terminated, truncated, info = step_output(env_step(action))
-        if self.frame_skip > 1:
-            reward = float(reward)
-            for _ in range(self.frame_skip - 1):
-                if terminated or truncated:
-                    break
-                obs, more, terminated, truncated, info = step_output(env_step(action))
-                reward += float(more)
+        obs, reward, terminated, truncated, info = self._skip_step(action)
         out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
@@ -283,6 +274,21 @@ class GymWrapper(hub.GymLikeEnv):
         for reader in self.info_dict_reader:
             reader(info, td)
         return td
+
+    def _skip_step(self, action: Any) -> tuple[Any, Any, Any, Any, Any]:
+        """One backend step, repeated ``frame_skip`` times (rewards summed, stopping where the
+        episode ends): ``(obs, reward, terminated, truncated, info)``."""
+        env_step = self._env.step
+        step_output = self._compat.step_output
+        obs, reward, terminated, truncated, info = step_output(env_step(action))
+        if self.frame_skip > 1:
+            reward = float(reward)
+            for _ in range(self.frame_skip - 1):
+                if terminated or truncated:
+                    break
+                obs, more, terminated, truncated, info = step_output(env_step(action))
+                reward += float(more)
+        return obs, reward, terminated, truncated, info
 
     def _step_into(
         self, tensordict: TensorDictBase, out: dict[Any, torch.Tensor]
@@ -300,16 +306,7 @@ class GymWrapper(hub.GymLikeEnv):
             return NotImplemented
         obs_array, reward_array, term_array, trunc_array, done_array = arrays
         action = self._action_reader(tensordict.get(self._action_key))
-        env_step = self._env.step
-        step_output = self._compat.step_output
-        obs, reward, terminated, truncated, _ = step_output(env_step(action))
-        if self.frame_skip > 1:
-            reward = float(reward)
-            for _ in range(self.frame_skip - 1):
-                if terminated or truncated:
-                    break
-                obs, more, terminated, truncated, _ = step_output(env_step(action))
-                reward += float(more)
+        obs, reward, terminated, truncated, _ = self._skip_step(action)
         # the same conversions as _step's (np.array(..., dtype) casts as copyto's "unsafe")
         np.copyto(obs_array, np.asarray(obs).reshape(obs_array.shape), casting="unsafe")
         terminated, truncated = bool(terminated), bool(truncated)
