@@ -37,6 +37,7 @@ from hub.envs.base import EnvBase
 from hub.envs.done import complete_done_flags
 from hub.envs.reset_masks import read_reset_masks
 from hub.envs.seeding import next_seed
+from hub.envs.serial_ops import where_rows
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
 __all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
@@ -553,8 +554,7 @@ class ParallelEnv(BatchedEnvBase):
             if isinstance(old, torch.Tensor) and old.shape == view.shape:
                 if old.dtype != view.dtype or old.device != view.device:
                     old = old.to(device=view.device, dtype=view.dtype)
-                where = mask.view((n,) + (1,) * (view.ndim - 1))
-                data[leaf.key] = torch.where(where, view, old)
+                data[leaf.key] = where_rows(mask, view, old)
             else:
                 value = view.clone()
                 value[~mask] = 0

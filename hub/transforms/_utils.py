@@ -13,6 +13,7 @@ from typing import Any
 import torch
 from tensordict import TensorDictBase
 
+from hub.envs.serial_ops import where_rows
 from hub.specs import Bounded, Composite, TensorSpec
 
 __all__ = [
@@ -99,6 +100,8 @@ def where_mask(mask: torch.Tensor | None, new: torch.Tensor, old: torch.Tensor) 
     """``new`` where ``mask`` is True, ``old`` elsewhere (``new`` when ``mask`` is None)."""
     if mask is None:
         return new
+    if mask.ndim <= new.ndim and new.shape[: mask.ndim] == mask.shape:
+        return where_rows(mask, new, old)  # big frames are merged in the calling thread
     return torch.where(expand_mask(mask, new), new, old)
 
 
