@@ -51,7 +51,25 @@ def _sample_masked(mask: torch.Tensor, shape: torch.Size) -> torch.Tensor:
     return index
 
 
-class MaskedCategorical(Categorical):
+class _Masked:
+    """What :class:`MaskedCategorical` and :class:`MaskedOneHot` share: the ``mask`` they are
+    rebuilt with and compare by, and :meth:`update_mask`."""
+
+    mask: torch.Tensor | None
+    n: int
+
+    def _init_args(self) -> dict[str, Any]:
+        return {**super()._init_args(), "mask": self.mask}  # type: ignore[misc]
+
+    def _params(self) -> dict[str, Any]:
+        return {"n": self.n}
+
+    def update_mask(self, mask: torch.Tensor | None) -> None:
+        """Set the allowed values (``None``: all)."""
+        self.mask = None if mask is None else mask.to(torch.bool)
+
+
+class MaskedCategorical(_Masked, Categorical):
     """A :class:`~hub.specs.Categorical` whose ``rand`` draws only allowed values (``mask``,
     shape ``(*shape, n)``); ``is_allowed`` checks a value against the mask.
 
@@ -74,16 +92,6 @@ class MaskedCategorical(Categorical):
         super().__init__(n, shape, device, dtype)
         self.mask = mask
 
-    def _init_args(self) -> dict[str, Any]:
-        return {**super()._init_args(), "mask": self.mask}
-
-    def _params(self) -> dict[str, Any]:
-        return {"n": self.n}
-
-    def update_mask(self, mask: torch.Tensor | None) -> None:
-        """Set the allowed values (``None``: all)."""
-        self.mask = None if mask is None else mask.to(torch.bool)
-
     def rand(self, shape: Any = ()) -> torch.Tensor:
         if self.mask is None:
             return super().rand(shape)
@@ -98,7 +106,7 @@ class MaskedCategorical(Categorical):
         return bool(mask.gather(-1, value.long().unsqueeze(-1)).all())
 
 
-class MaskedOneHot(OneHot):
+class MaskedOneHot(_Masked, OneHot):
     """A :class:`~hub.specs.OneHot` whose ``rand`` draws only allowed values (``mask`` has the
     spec's shape).
 
@@ -120,16 +128,6 @@ class MaskedOneHot(OneHot):
     ) -> None:
         super().__init__(n, shape, device, dtype)
         self.mask = mask
-
-    def _init_args(self) -> dict[str, Any]:
-        return {**super()._init_args(), "mask": self.mask}
-
-    def _params(self) -> dict[str, Any]:
-        return {"n": self.n}
-
-    def update_mask(self, mask: torch.Tensor | None) -> None:
-        """Set the allowed values (``None``: all)."""
-        self.mask = None if mask is None else mask.to(torch.bool)
 
     def rand(self, shape: Any = ()) -> torch.Tensor:
         if self.mask is None:
