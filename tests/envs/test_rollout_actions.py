@@ -102,3 +102,13 @@ def test_specs_that_do_not_draw_row_by_row_are_drawn_per_step():
     assert block_random_policy(env, td, 10) is not None  # Bounded
     env.action_spec = Unbounded(shape=(1,))
     assert block_random_policy(env, env.reset(), 10) is None
+
+
+def test_masked_action_specs_are_drawn_per_step():
+    """A subclass of an allowed spec (a mask that changes every step) is not drawn in blocks."""
+    from hub.transforms.actions import MaskedCategorical  # what ActionMask installs
+
+    env = hub.make_env("hub:Counting")
+    assert block_random_policy(env, env.reset(), 10) is not None
+    env.action_spec = MaskedCategorical(2, shape=env.action_spec.shape)
+    assert block_random_policy(env, env.reset(), 10) is None
