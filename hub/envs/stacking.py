@@ -44,6 +44,17 @@ def stack_like(
     return _stack_level(template, list(tds), fallback, len(tds), dim, out)
 
 
+def _column(tds: Sequence[TensorDictBase | None], key: str) -> list:
+    """``key``'s entry of every tensordict (``None`` for a ``None`` row); ``KeyError`` when a
+    tensordict lacks it."""
+    column = fast_column(tds, key)
+    if column is None or len(column) != len(tds):  # a None row, another class, a missing key
+        column = [fast_get(td, key) if td is not None else None for td in tds]
+        if any(c is None for c, td in zip(column, tds) if td is not None):
+            raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
+    return column
+
+
 def _stack_level(
     template: TensorDictBase,
     tds: list[TensorDictBase | None],
@@ -54,11 +65,7 @@ def _stack_level(
 ) -> TensorDictBase:
     out = {}
     for key, value in fast_items(template):
-        column = fast_column(tds, key)
-        if column is None or len(column) != n:  # a None row, another class, a missing key
-            column = [fast_get(td, key) if td is not None else None for td in tds]
-            if any(c is None for c, td in zip(column, tds) if td is not None):
-                raise KeyError(f"the tensordicts to stack do not all hold {key!r}")
+        column = _column(tds, key)
         sub_fallback = fast_get(fallback, key) if fallback is not None else None
         target = None
         if into is not None:
@@ -107,9 +114,7 @@ def cat_like(tds: Sequence[TensorDictBase], dim: int = 0) -> TensorDictBase:
     template = tds[0]
     out = {}
     for key, value in fast_items(template):
-        column = fast_column(list(tds), key)
-        if column is None or len(column) != len(tds):
-            column = [td.get(key) for td in tds]
+        column = _column(tds, key)
         if is_tensor_collection(value):
             out[key] = cat_like(column, dim)
         else:
