@@ -102,7 +102,10 @@ class PoolRunner:
 
     def no_flags(self, out: Output) -> Output:
         """Add the done flags of a reset (all ``False``) to ``out``."""
-        flags = np.zeros((3, *self.flag_shape), dtype=bool)  # one buffer, three entries
+        return self._add_flags(out, np.zeros((3, *self.flag_shape), dtype=bool))
+
+    def _add_flags(self, out: Output, flags: np.ndarray) -> Output:
+        """Add ``flags`` (done, terminated, truncated: one buffer, three entries) to ``out``."""
         tensor = from_numpy(flags) if self.move is None else from_numpy(flags).to(self.move)
         out["done"], out["terminated"], out["truncated"] = tensor.unbind(0)
         return out
@@ -179,9 +182,7 @@ class PoolRunner:
             if value is not None and value.shape == self.flag_shape and value.dtype == bool:
                 flags[row] = value
         flags[:, mask] = False
-        tensor = from_numpy(flags) if self.move is None else from_numpy(flags).to(self.move)
-        out["done"], out["terminated"], out["truncated"] = tensor.unbind(0)
-        return out
+        return self._add_flags(out, flags)
 
     def step(self, action: np.ndarray, stepped: np.ndarray | None) -> Output:
         """Step the envs of ``stepped`` (``None``: all) with ``action`` (one row per env)."""
