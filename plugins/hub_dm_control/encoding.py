@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
+from hub.envs.utils import prebuilt_tensordict
 from hub.specs import Composite, NonTensor
 
 __all__ = [
@@ -132,19 +133,12 @@ def tensordict_builder(layout: list[Leaf], device: Any) -> Callable[[dict], Tens
         torch.Size([])
     """
     batch_size = torch.Size(())
-    new_unsafe = getattr(TensorDict, "_new_unsafe", None)  # tensordict >= 0.5
-    flat = all(len(leaf.path) == 1 for leaf in layout)
-    if new_unsafe is not None and flat and device is None:
+    if device is None and all(len(leaf.path) == 1 for leaf in layout):
 
         def build_unchecked(out: dict) -> TensorDict:
-            return new_unsafe(out, batch_size=batch_size, device=None, nested=False)
+            return prebuilt_tensordict(out, batch_size)
 
-        try:
-            build_unchecked({"probe": torch.zeros(1)})
-        except TypeError:  # pragma: no cover - a tensordict with another signature
-            pass
-        else:
-            return build_unchecked
+        return build_unchecked
 
     def build(out: dict) -> TensorDict:
         return TensorDict(out, batch_size=batch_size, device=device)

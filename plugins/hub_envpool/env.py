@@ -32,6 +32,7 @@ from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub.batching import AsyncCallError
+from hub.envs.utils import prebuilt_tensordict
 from hub.specs import Categorical, Composite, Unbounded
 from hub_envpool import compat, specs
 from hub_envpool.actions import make_action_writer
@@ -39,20 +40,6 @@ from hub_envpool.runner import PoolRunner
 
 __all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
 
-
-def _unchecked_constructor() -> Any:
-    """tensordict's ``TensorDict._new_unsafe`` if it exists and takes the expected arguments."""
-    unchecked = getattr(TensorDict, "_new_unsafe", None)
-    if unchecked is None:  # pragma: no cover - an older tensordict
-        return None
-    try:
-        unchecked({}, batch_size=torch.Size(()), device=None, nested=False)
-    except TypeError:  # pragma: no cover - another signature
-        return None
-    return unchecked
-
-
-_UNCHECKED = _unchecked_constructor()
 
 _INT32 = 2**31
 
@@ -289,16 +276,10 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         return self._ep_new_td(out)
 
     def _ep_new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
-        """``TensorDict(out, batch_size, device)`` for a flat ``out`` of the runner's tensors.
-
-        On the CPU it goes through tensordict's unchecked constructor where that exists: the
-        runner's tensors have the batch size and device by construction, and the check costs
-        more than the rest of the step's Python work for small envs (CartPole).
-        """
-        device = self.device
-        if _UNCHECKED is not None and (device is None or device.type == "cpu"):
-            return _UNCHECKED(out, batch_size=self._ep_batch_size, device=device, nested=False)
-        return TensorDict(out, batch_size=self._ep_batch_size, device=device)
+        """The tensordict of a flat ``out`` of the runner's tensors, without tensordict's checks:
+        they have the batch size and device by construction, and the checks cost more than the
+        rest of the step's Python work for small envs (CartPole)."""
+        return prebuilt_tensordict(out, self._ep_batch_size, self.device)
 
     def _ep_cannot_step(self) -> None:
         if self.is_async:
