@@ -42,6 +42,10 @@ from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
 __all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
 
+# how long a wait polls before it sleeps: longer than the parent's own work between two steps
+# of a tight loop (about 50-100 us), short enough that an idle env stops costing CPU at once
+SPIN_WAIT_S = 200e-6
+
 
 class AsyncCallError(HubError, RuntimeError):
     """``step_send``/``step_fetch`` (or the reset pair) used out of order."""
@@ -106,6 +110,11 @@ class ParallelEnv(BatchedEnvBase):
             they are alive; a dead worker is always reported).
         start_timeout: the same for building the envs in the workers (at start-up and restarts).
         shutdown_timeout: seconds ``close()`` gives the workers to exit before killing them.
+        spin_wait: seconds a waiting process (this one for the workers' answers, a worker for
+            its next command) keeps polling, giving its core away between polls, before it
+            sleeps. Waking a sleeping process is most of a small env's round trip; a loop that
+            steps again within this time never waits for a wake-up. ``0`` sleeps at once (for
+            machines where every cycle of an idle worker counts; see ``docs/batching.md``).
 
     Attributes:
         restarts: how many times each worker was rebuilt.
@@ -129,6 +138,7 @@ class ParallelEnv(BatchedEnvBase):
         timeout: float | None = None,
         start_timeout: float | None = None,
         shutdown_timeout: float = 3.0,
+        spin_wait: float = SPIN_WAIT_S,
         spec_locked: bool = True,
     ) -> None:
         self.restart_failed = restart_failed
@@ -136,6 +146,9 @@ class ParallelEnv(BatchedEnvBase):
         self.start_timeout = start_timeout
         self._start_method = start_method
         self._shutdown_timeout = shutdown_timeout
+        if spin_wait < 0:
+            raise ValueError(f"spin_wait must be >= 0 seconds, got {spin_wait}.")
+        self._spin_wait = float(spin_wait)
         self._pool: WorkerPool | None = None
         self._views: SharedViews | None = None
         self._descriptions: list[dict[str, Any]] = []
@@ -168,7 +181,11 @@ class ParallelEnv(BatchedEnvBase):
     def _meta_env(self) -> _WorkerSpecs:
         n = len(self._factories)
         pool = WorkerPool(
-            self._factories, self._factory_kwargs, self._start_method, self._shutdown_timeout
+            self._factories,
+            self._factory_kwargs,
+            self._start_method,
+            self._shutdown_timeout,
+            self._spin_wait,
         )
         self._pool = pool
         try:

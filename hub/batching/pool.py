@@ -187,6 +187,7 @@ class WorkerPool:
         kwargs: list[dict[str, Any]],
         start_method: str | None,
         shutdown_timeout: float,
+        spin_wait: float = 0.0,
     ) -> None:
         self.start_method = resolve_start_method(start_method)
         self.ctx = mp.get_context(self.start_method)
@@ -196,6 +197,7 @@ class WorkerPool:
         self.kwargs = kwargs
         self.num_workers = len(factories)
         self.shutdown_timeout = shutdown_timeout
+        self.spin_wait = spin_wait  # seconds a wait polls without sleeping (signals.spin_poll)
         if self.start_method != "fork":
             for i, (fn, kw) in enumerate(zip(factories, kwargs)):
                 _check_picklable(f"create_env_fn (worker {i})", fn, self.start_method)
@@ -243,6 +245,7 @@ class WorkerPool:
                 self.backend_state,
                 self.owner_pid,
                 close_fds,
+                self.spin_wait,
             ),
             name=f"hub-ParallelEnv-worker-{index}",
             daemon=False,  # workers may run batched envs of their own
@@ -320,12 +323,14 @@ class WorkerPool:
                 later call waits for the rest.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        if len(pending.waiting) > 1:
+        spin = self.spin_wait if timeout is None else min(self.spin_wait, timeout)
+        if len(pending.waiting) > 1 or (spin > 0 and pending.waiting):
             # wait first for the worker woken last (usually the last to finish): the parent
             # then wakes up once for all of them instead of once per worker that finishes
             last = max(pending.waiting)
+            poller = self._polls[last]
             wait = LIVENESS_S if deadline is None else min(LIVENESS_S, timeout)
-            if self._polls[last].poll(int(wait * 1000)):
+            if (spin > 0 and sig.spin_poll(poller, spin)) or poller.poll(int(wait * 1000)):
                 pending.answers[last] = self._read_answer(last)
                 pending.waiting.discard(last)
                 for i in list(pending.waiting):  # usually answered by now

@@ -92,6 +92,7 @@ def worker_main(
     backend_state: dict[str, str],
     parent_pid: int,
     close_fds: list[int],
+    spin_wait: float = 0.0,
 ) -> None:
     """Entry point of a worker process (see the module docstring)."""
     # A forked worker inherits the parent's objects, garbage included: freezing them keeps this
@@ -121,7 +122,7 @@ def worker_main(
         channel.reply_payload(sig.ERROR, error_info(exc))
         channel.close()
         _exit_now()
-    Worker(index, env, channel, SharedBuffers.attach(shm), parent_pid).serve()
+    Worker(index, env, channel, SharedBuffers.attach(shm), parent_pid, spin_wait).serve()
     _exit_now()
 
 
@@ -150,8 +151,10 @@ class Worker:
         channel: sig.WorkerChannel,
         buffers: SharedBuffers,
         parent_pid: int,
+        spin_wait: float = 0.0,
     ) -> None:
         self.index = index
+        self.spin_wait = spin_wait  # seconds to poll for the next command before sleeping
         self.env = env
         self.channel = channel
         self.buffers = buffers
@@ -184,8 +187,9 @@ class Worker:
         poller.register(cmd_fd, select.POLLIN)
         wait_ms = int(PARENT_CHECK_S * 1000)
         step, read, write, fused = self.step, os.read, os.write, sig.STEP_RESET
+        spin, spin_poll = self.spin_wait, sig.spin_poll
         while True:
-            if not poller.poll(wait_ms):
+            if not (spin > 0 and spin_poll(poller, spin)) and not poller.poll(wait_ms):
                 if _parent_alive(self.parent_pid):
                     continue
                 break

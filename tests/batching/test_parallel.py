@@ -71,6 +71,23 @@ def test_rollouts_match_serial(factory, kwargs):
             _assert_same(a, b)
 
 
+@pytest.mark.parametrize("spin_wait", [0.0, 0.05], ids=["sleep-at-once", "long-spin"])
+def test_spin_wait_changes_only_how_processes_wait(spin_wait):
+    """Without spinning every wait sleeps in poll; with a long spin nearly none does: the data
+    is the same either way."""
+    kwargs = [{"max_steps": 3}, {"max_steps": 5}]
+    serial, parallel = _pair(CountingEnv, kwargs, spin_wait=spin_wait)
+    with parallel:
+        assert parallel._pool.spin_wait == spin_wait
+        for a, b in zip(_loop(serial, 12), _loop(parallel, 12)):
+            _assert_same(a, b)
+
+
+def test_negative_spin_wait_is_refused():
+    with pytest.raises(ValueError, match="spin_wait"):
+        hub.ParallelEnv(2, CountingEnv, spin_wait=-1.0)
+
+
 def test_cartpole_rollouts_match_serial():
     pytest.importorskip("gymnasium")
     serial, parallel = _pair(CartPoleEnv, n=3)
