@@ -275,6 +275,24 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             return self._ep_pack(out)
         return self._ep_new_td(out)
 
+    def _reset_finished(self, next_input: TensorDictBase) -> None:
+        """Reset the envs whose episode ended at the step just taken (``step_and_maybe_reset``
+        and ``rollout`` call this with that step's next input).
+
+        EnvPool's output said which envs ended, and the runner kept it: those env ids are reset
+        at once, without reading the done flags back from ``next_input`` and without the
+        generic partial-reset path (the same data: the step's observations, the new episodes'
+        first ones in the reset rows, and every done flag ``False``). After a partial step, or
+        with ``checks`` or ``auto_reset``, the generic path runs.
+        """
+        runner = self._ep_runner
+        if not runner.stepped_all or self.checks or self.auto_reset:
+            super()._reset_finished(next_input)
+            return
+        out = runner.reset_ended()
+        if out is not None:
+            next_input.update(self._ep_pack(out))
+
     def _ep_new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
         """The tensordict of a flat ``out`` of the runner's tensors, without tensordict's checks:
         they have the batch size and device by construction, and the checks cost more than the

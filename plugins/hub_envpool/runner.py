@@ -79,6 +79,7 @@ class PoolRunner:
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last: list[Any] | None = None
+        self.stepped_all = False  # the last call was a step of every env (see reset_ended)
 
     def detach(self) -> None:
         """Forget the pool (it was closed or is being rebuilt)."""
@@ -86,6 +87,7 @@ class PoolRunner:
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last = None
+        self.stepped_all = False
 
     # ------------------------------------------------------------------ arrays -> tensors
     def tensor(self, array: np.ndarray) -> torch.Tensor:
@@ -147,6 +149,7 @@ class PoolRunner:
         (else ``False``).
         """
         raw = self.raw
+        self.stepped_all = False
         if mask is None:
             raw.reset(self.all_ids)
             states = raw.recv()
@@ -161,6 +164,23 @@ class PoolRunner:
         self.last = states
         out = self.observations(states)
         return self.kept_flags(out, inputs, mask) if inputs else self.no_flags(out)
+
+    def reset_ended(self) -> Output | None:
+        """Right after a step of every env: reset the envs whose episode ended in it and return
+        the observations of all (the step's, with the reset envs' first ones) and the done
+        flags (all ``False`` now); ``None`` when no episode ended. The step's own record of the
+        ended envs drives it: no flag is read back from tensors.
+
+        Raises:
+            RuntimeError: when the last call was not a step of every env (a bug of the caller,
+                which must check :attr:`stepped_all`).
+        """
+        if not self.stepped_all:
+            raise RuntimeError("reset_ended() follows a step of every env (check stepped_all)")
+        pending = self.pending
+        if not pending.any:
+            return None
+        return self.reset(pending.mask.copy())
 
     def _input_rows(self, inputs: dict[Any, np.ndarray]) -> list[Any]:
         """``self.last`` with each observation slot replaced by its input array when that has
@@ -201,6 +221,7 @@ class PoolRunner:
         if self.frame_skip > 1:
             states = self.repeat(states, action, stepped)
         self.last = states
+        self.stepped_all = stepped is None
         layout = self.layout
         done = states[layout.done]
         trunc = states[layout.trunc]

@@ -76,6 +76,40 @@ def test_step_and_maybe_reset_loop_has_no_fabricated_step():
         assert not bool(td["done"].any())
 
 
+@pytest.mark.parametrize(
+    ("task", "options"),
+    [("CartPole-v1", {}), ("CartPole-v1", {"frame_skip": 2}), ("Pendulum-v1", {})],
+    ids=["cartpole", "frame-skip", "pendulum"],
+)
+def test_reset_of_ended_envs_by_id_matches_the_generic_partial_reset(task, options):
+    """The plugin resets the envs EnvPool said ended (``_reset_finished``); ``checks=True``
+    takes hub's generic path, which reads the done flags back: both give the same data, also
+    when a partial step (``"_step"``) comes in between."""
+    runs = []
+    for checks in (False, True):
+        env = hub.make_env(f"envpool:{task}", num_envs=4, seed=3, checks=checks, **options)
+        torch.manual_seed(0)
+        td = env.reset()
+        steps = []
+        for i in range(150):
+            td = env.rand_action(td)
+            if i % 37 == 5:
+                td.set("_step", torch.tensor([True, False, True, True]))
+            data, td = env.step_and_maybe_reset(td)
+            td = td.exclude("_step")
+            steps += [data.exclude("_step"), td.clone()]
+        steps.append(env.rollout(60, break_when_any_done=False, auto_reset=False, tensordict=td))
+        runs.append(steps)
+        env.close()
+    ended = sum(int(step["next", "done"].sum()) for step in runs[0][:-1:2])
+    ended += int(runs[0][-1]["next", "done"].sum())
+    assert ended >= (4 if task == "Pendulum-v1" else 10)  # Pendulum ends at step 200
+    for fast, generic in zip(*runs):
+        assert set(fast.keys(True, True)) == set(generic.keys(True, True))
+        for key in fast.keys(True, True):
+            assert torch.equal(fast[key], generic[key]), key
+
+
 def test_partial_reset_resets_only_the_chosen_envs():
     n = 3
     actions = np.zeros((4, n), dtype=np.int32)
