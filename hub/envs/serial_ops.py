@@ -9,6 +9,11 @@ each other) against 1.7 ms in one thread. numpy copies in the calling thread, so
 moved through it; everything else (small tensors, other devices, dtypes numpy lacks) goes to
 torch, which runs those serially anyway.
 
+A big stacked output also gets its memory from :func:`empty_cpu`: on transparent huge pages
+where Linux offers them. Writing a new 45 MB rollout of Pong frames into ordinary memory takes
+one page fault per 4 KB (11,000 of them); on huge pages it is one per 2 MB, which measured 3.5x
+faster here (13.5 ms down to 3.8 ms for 22.6 MB).
+
 Example:
     >>> import torch
     >>> frames = [torch.full((2, 3), i, dtype=torch.uint8) for i in range(4)]
@@ -20,15 +25,57 @@ Example:
 
 from __future__ import annotations
 
+import math
+import mmap
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["PARALLEL_GRAIN", "stack_tensors", "where_rows"]
+__all__ = ["PARALLEL_GRAIN", "HUGE_PAGE_MIN_BYTES", "empty_cpu", "stack_tensors", "where_rows"]
 
 PARALLEL_GRAIN = 32768
 """torch's ``at::internal::GRAIN_SIZE``: copies of more elements may use its thread pool."""
+
+HUGE_PAGE = 2 << 20
+HUGE_PAGE_MIN_BYTES = 8 << 20
+"""Buffers from this size on go to huge pages (the 2 MB of alignment slack are then small)."""
+
+
+def _huge_pages_offered() -> bool:
+    """Whether ``madvise(MADV_HUGEPAGE)`` can give this process transparent huge pages."""
+    if not hasattr(mmap, "MADV_HUGEPAGE") or not hasattr(mmap, "MAP_ANONYMOUS"):
+        return False
+    try:
+        mode = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    return "[never]" not in mode
+
+
+_HUGE_PAGES = _huge_pages_offered()
+
+
+def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
+    """``torch.empty(shape, dtype=dtype)`` on the CPU; from :data:`HUGE_PAGE_MIN_BYTES` on, on
+    transparent huge pages where the system offers them (else ordinary memory).
+
+    The tensor keeps its private anonymous mapping alive and unmaps it when it is freed; it is
+    an ordinary tensor otherwise (a view at a 2 MB boundary of that mapping: not resizable).
+
+    Example:
+        >>> empty_cpu((2, 3), torch.uint8).shape
+        torch.Size([2, 3])
+    """
+    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    if nbytes < HUGE_PAGE_MIN_BYTES or not _HUGE_PAGES:
+        return torch.empty(tuple(shape), dtype=dtype)
+    region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    region.madvise(mmap.MADV_HUGEPAGE)
+    raw = torch.frombuffer(region, dtype=torch.uint8)  # holds a reference to the mapping
+    start = -raw.data_ptr() % HUGE_PAGE
+    return raw[start : start + nbytes].view(dtype).view(tuple(shape))
 
 
 def _serial(tensor: torch.Tensor) -> bool:
@@ -62,7 +109,7 @@ def stack_tensors(
         if arrays is not None:
             if out is None:
                 shape = first.shape[:dim] + (len(tensors),) + first.shape[dim:]
-                out = torch.empty(shape, dtype=first.dtype)
+                out = empty_cpu(shape, first.dtype)
             np.stack(arrays, axis=dim, out=out.numpy())
             return out
     if out is None:

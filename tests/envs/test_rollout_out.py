@@ -8,9 +8,10 @@ import torch
 from tensordict import LazyStackedTensorDict
 
 import hub
+from hub.envs import serial_ops
 from hub.envs.builtin import PendulumEnv
 from hub.envs.rollout import CHUNK
-from hub.envs.serial_ops import PARALLEL_GRAIN, stack_tensors, where_rows
+from hub.envs.serial_ops import PARALLEL_GRAIN, empty_cpu, stack_tensors, where_rows
 from hub.envs.stacking import stack_like
 
 
@@ -81,6 +82,30 @@ def test_stack_tensors_matches_torch_stack(dim):
     out = torch.empty_like(torch.stack(tensors, dim))
     assert stack_tensors(tensors, dim, out=out) is out
     assert torch.equal(out, torch.stack(tensors, dim))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float32, torch.int64])
+def test_big_stacks_live_on_huge_pages_and_are_ordinary_tensors(dtype):
+    """From HUGE_PAGE_MIN_BYTES on, a stack's memory is a private mapping advised for huge
+    pages (where Linux offers them); the values, shape and strides are torch.stack's."""
+    rows = serial_ops.HUGE_PAGE_MIN_BYTES // (4 * 64 * torch.empty((), dtype=dtype).element_size())
+    tensors = [torch.full((rows, 64), i, dtype=dtype) for i in range(5)]
+    stacked = stack_tensors(tensors, 1)
+    assert torch.equal(stacked, torch.stack(tensors, 1))
+    assert stacked.stride() == torch.stack(tensors, 1).stride()
+    if serial_ops._HUGE_PAGES:
+        assert stacked.untyped_storage().nbytes() > stacked.nbytes  # the alignment slack
+        assert stacked.data_ptr() % serial_ops.HUGE_PAGE == 0
+    view = stacked[:, 2]
+    del stacked, tensors  # the mapping lives as long as a view of it
+    assert bool((view == 2).all())
+    view.share_memory_()
+    assert bool((view == 2).all())
+
+
+def test_small_buffers_are_plain_torch_memory():
+    small = empty_cpu((4, 3), torch.float32)
+    assert small.untyped_storage().nbytes() == small.nbytes
 
 
 def test_stack_tensors_into_a_strided_view():
