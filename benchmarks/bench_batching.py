@@ -26,9 +26,10 @@ hub):
 
 Writes ``benchmarks/results/batching.json`` (or ``--out``). ``--signals`` measures instead how
 long the parent takes to wake 2 or 8 workers and hear back from all of them, through hub's
-one-byte pipes and the alternatives (POSIX semaphores, duplex ``Connection`` objects,
-``multiprocessing.Event``, spinning on a shared flag), with and without 50 us of work per worker
-(``benchmarks/results/batching_signals.json``).
+one-byte pipes (sleeping in ``poll`` at once, and polling 500 us first, giving the core away
+between polls: ``ParallelEnv``'s ``spin_wait``) and the alternatives (POSIX semaphores, duplex
+``Connection`` objects, ``multiprocessing.Event``, spinning on a shared flag), with and without
+50 us of work per worker (``benchmarks/results/batching_signals.json``).
 """
 
 from __future__ import annotations
@@ -257,6 +258,9 @@ def run_case(impl: str, env_name: str, n: int, seconds: float) -> dict[str, Any]
 # ---------------------------------------------------------------------------- signalling
 
 
+SPIN_S = 500e-6  # ParallelEnv's default spin_wait (hub.batching.parallel.SPIN_WAIT_S)
+
+
 def _sig_worker(kind: str, a: Any, b: Any, work_us: float) -> None:
     """Answer each wake-up after ``work_us`` of busy work, until told to stop."""
     import select
@@ -266,11 +270,15 @@ def _sig_worker(kind: str, a: Any, b: Any, work_us: float) -> None:
         while time.perf_counter() < end:
             pass
 
-    if kind == "pipe":  # hub's: one byte each way over one-way pipes, poll() to wait
+    if kind in ("pipe", "pipe-spin"):  # hub's: one byte each way over one-way pipes
+        from hub.batching.signals import spin_poll
+
+        spin = SPIN_S if kind == "pipe-spin" else 0.0
         poller = select.poll()
         poller.register(a.fileno(), select.POLLIN)
         while True:
-            poller.poll()
+            if not (spin and spin_poll(poller, spin)):
+                poller.poll()
             if os.read(a.fileno(), 1) != b"s":
                 return
             work()
@@ -315,7 +323,7 @@ def signal_round_trip(kind: str, n: int, rounds: int, work_us: float) -> float:
     stop_flag = ctx.Value("b", 0, lock=False)
     done = ctx.Semaphore(0)
     for _ in range(n):
-        if kind == "pipe":
+        if kind in ("pipe", "pipe-spin"):
             cmd_r, cmd_w = ctx.Pipe(duplex=False)
             ack_r, ack_w = ctx.Pipe(duplex=False)
             args = (cmd_r, ack_w)
@@ -349,8 +357,11 @@ def signal_round_trip(kind: str, n: int, rounds: int, work_us: float) -> float:
         proc = ctx.Process(target=_sig_worker, args=(kind, *args, work_us), daemon=True)
         proc.start()
         procs.append(proc)
-    if kind == "pipe":
+    if kind in ("pipe", "pipe-spin"):
+        from hub.batching.signals import spin_poll
+
         fds = {conn.fileno(): conn for conn in wait}
+        spin = SPIN_S if kind == "pipe-spin" else 0.0
 
         def wait_all() -> None:
             left = len(fds)
@@ -358,7 +369,10 @@ def signal_round_trip(kind: str, n: int, rounds: int, work_us: float) -> float:
             for fd in fds:
                 poller.register(fd, select.POLLIN)
             while left:
+                if spin:
+                    spin_poll(poller, spin)
                 for fd, _ in poller.poll():
+                    poller.unregister(fd)
                     os.read(fd, 1)
                     left -= 1
     else:
@@ -392,7 +406,7 @@ def run_signals(rounds: int) -> list[dict[str, Any]]:
     rows = []
     for work_us in (0.0, 50.0):
         for n in (2, 8):
-            for kind in ("pipe", "semaphore", "connection", "event", "spin"):
+            for kind in ("pipe", "pipe-spin", "semaphore", "connection", "event", "spin"):
                 count = max(rounds // 20, 20) if kind == "spin" else rounds
                 us = signal_round_trip(kind, n, count, work_us)
                 row = {"kind": kind, "num_workers": n, "work_us": work_us, "round_trip_us": us}

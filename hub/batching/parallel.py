@@ -42,9 +42,11 @@ from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
 __all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
 
-# how long a wait polls before it sleeps: longer than the parent's own work between two steps
-# of a tight loop (about 50-100 us), short enough that an idle env stops costing CPU at once
-SPIN_WAIT_S = 200e-6
+# how long a wait may poll before it sleeps, and the longest average wait for which it does:
+# longer than a tight loop's gaps with cheap envs (a CartPole step of 8 workers on 2 cores takes
+# 0.4 ms), shorter than expensive steps (8 Pong workers: 2.6 ms), where polling costs the workers
+# more CPU than the wake-ups it saves (measured: docs/batching.md)
+SPIN_WAIT_S = 5e-4
 
 
 class AsyncCallError(HubError, RuntimeError):
@@ -112,9 +114,10 @@ class ParallelEnv(BatchedEnvBase):
         shutdown_timeout: seconds ``close()`` gives the workers to exit before killing them.
         spin_wait: seconds a waiting process (this one for the workers' answers, a worker for
             its next command) keeps polling, giving its core away between polls, before it
-            sleeps. Waking a sleeping process is most of a small env's round trip; a loop that
-            steps again within this time never waits for a wake-up. ``0`` sleeps at once (for
-            machines where every cycle of an idle worker counts; see ``docs/batching.md``).
+            sleeps; a process whose waits last longer than this on average sleeps at once.
+            Waking a sleeping process is most of a small env's round trip; a loop that steps
+            again within this time never waits for a wake-up. ``0`` always sleeps at once (see
+            ``docs/batching.md``).
 
     Attributes:
         restarts: how many times each worker was rebuilt.

@@ -197,7 +197,8 @@ class WorkerPool:
         self.kwargs = kwargs
         self.num_workers = len(factories)
         self.shutdown_timeout = shutdown_timeout
-        self.spin_wait = spin_wait  # seconds a wait polls without sleeping (signals.spin_poll)
+        self.spin_wait = spin_wait  # seconds a wait may poll before it sleeps (signals.Spinner)
+        self._spinner = sig.Spinner(spin_wait)
         if self.start_method != "fork":
             for i, (fn, kw) in enumerate(zip(factories, kwargs)):
                 _check_picklable(f"create_env_fn (worker {i})", fn, self.start_method)
@@ -323,14 +324,17 @@ class WorkerPool:
                 later call waits for the rest.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        spin = self.spin_wait if timeout is None else min(self.spin_wait, timeout)
-        if len(pending.waiting) > 1 or (spin > 0 and pending.waiting):
+        spin = self.spin_wait > 0 and (timeout is None or timeout >= self.spin_wait)
+        if len(pending.waiting) > 1 or (spin and pending.waiting):
             # wait first for the worker woken last (usually the last to finish): the parent
             # then wakes up once for all of them instead of once per worker that finishes
             last = max(pending.waiting)
             poller = self._polls[last]
             wait = LIVENESS_S if deadline is None else min(LIVENESS_S, timeout)
-            if (spin > 0 and sig.spin_poll(poller, spin)) or poller.poll(int(wait * 1000)):
+            ready = (spin and self._spinner.poll(poller)) or poller.poll(int(wait * 1000))
+            if spin:
+                self._spinner.done()
+            if ready:
                 pending.answers[last] = self._read_answer(last)
                 pending.waiting.discard(last)
                 for i in list(pending.waiting):  # usually answered by now

@@ -47,6 +47,7 @@ __all__ = [
     "channel_pair",
     "wait_for",
     "spin_poll",
+    "Spinner",
     "Waiter",
     "parent_side_fds",
     "forget_inherited_fds",
@@ -257,3 +258,47 @@ def spin_poll(poller: Any, seconds: float) -> bool:
         if poll(0):
             return True
     return False
+
+
+class Spinner:
+    """:func:`spin_poll` for a process that waits again and again: it spins only while its
+    waits are short.
+
+    It keeps a running average of how long its waits took (spinning and sleeping alike); when
+    that average exceeds ``seconds`` (a slow env, a policy that thinks between steps), spinning
+    would mostly burn CPU before sleeping anyway, so it sleeps at once until the waits get short
+    again. Call :meth:`poll` when a wait starts and :meth:`done` when it ended.
+
+    Example:
+        >>> parent, child = channel_pair()
+        >>> poller = select.poll()
+        >>> poller.register(child.fds()[0], select.POLLIN)
+        >>> spinner = Spinner(0.0001)
+        >>> parent.send(STEP)
+        >>> spinner.poll(poller)
+        True
+        >>> spinner.done()
+        >>> child.recv_op(timeout=0) == STEP
+        True
+        >>> spinner.typical = 1.0  # as after long waits: it sleeps at once
+        >>> spinner.poll(poller)
+        False
+        >>> parent.close(); child.close()
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.typical = 0.0  # running average of the last waits, in seconds
+        self._started = 0.0
+
+    def poll(self, poller: Any) -> bool:
+        """Start a wait: ``True`` when ``poller`` became ready while spinning; ``False``: sleep
+        in a blocking ``poll`` (then call :meth:`done` all the same)."""
+        self._started = time.perf_counter()
+        if self.seconds <= 0 or self.typical > self.seconds:
+            return bool(poller.poll(0))
+        return spin_poll(poller, self.seconds)
+
+    def done(self) -> None:
+        """End the wait started by :meth:`poll` (updates the running average)."""
+        self.typical += 0.25 * (time.perf_counter() - self._started - self.typical)

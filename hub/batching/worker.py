@@ -187,9 +187,11 @@ class Worker:
         poller.register(cmd_fd, select.POLLIN)
         wait_ms = int(PARENT_CHECK_S * 1000)
         step, read, write, fused = self.step, os.read, os.write, sig.STEP_RESET
-        spin, spin_poll = self.spin_wait, sig.spin_poll
+        spinner = sig.Spinner(self.spin_wait)
         while True:
-            if not (spin > 0 and spin_poll(poller, spin)) and not poller.poll(wait_ms):
+            ready = spinner.poll(poller) or poller.poll(wait_ms)
+            spinner.done()
+            if not ready:
                 if _parent_alive(self.parent_pid):
                     continue
                 break
