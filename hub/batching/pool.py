@@ -429,6 +429,8 @@ def _shutdown(
         if left <= 0:
             break
         sentinels = [p.sentinel for p in procs if p is not None and p.exitcode is None]
+        if not sentinels:  # the last ones exited since is_alive(): nothing left to wait for
+            break
         ready = set(sig.wait_for(list(listening) + sentinels, min(left, LIVENESS_S)))
         for fd in ready & set(listening):  # drain answers so that no worker blocks writing
             try:
