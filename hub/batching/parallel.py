@@ -32,7 +32,7 @@ from hub.batching import signals as sig
 from hub.batching.batched import BatchedEnvBase, EnvFactory, rows_where
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
-from hub.envs._fast_td import fast_get, fast_set, new_td
+from hub.envs._fast_td import fast_get, fast_set, fast_update, new_td
 from hub.envs.base import EnvBase
 from hub.envs.done import complete_done_flags
 from hub.envs.reset_masks import read_reset_masks
@@ -415,37 +415,20 @@ class ParallelEnv(BatchedEnvBase):
         complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
         fast_set(tensordict, "next", next_td)
         next_input = self.step_mdp(tensordict)
-        if self._prereset or self._step_restarted:  # a worker resets iff its episode ended
-            if self._step_restarted or not self._merge_prereset(next_input):
-                self._reset_finished(next_input)
+        if self._step_restarted:  # a rebuilt worker: the generic reset path
+            self._reset_finished(next_input)
+        elif self._prereset:  # a worker resets iff its episode ended
+            self._merge_prereset(next_input)
         return tensordict, next_input
 
-    def _merge_prereset(self, next_input: TensorDictBase) -> bool:
+    def _merge_prereset(self, next_input: TensorDictBase) -> None:
         """Write the rows of the workers that reset inside the step just taken into
-        ``next_input`` (new tensors, the other rows kept): what ``_reset_finished`` gives, without
-        reading the done flags back or going through ``reset``. ``False`` (nothing changed) when
-        an entry of the reset output is missing from ``next_input`` or lives elsewhere."""
-        rows = sorted(self._prereset)
-        flags = self._views.present_row(rows[0])
-        leaves = []
-        for leaf, view in self._reset_out:
-            if leaf.flag >= 0 and not flags[leaf.flag]:
-                continue
-            old = fast_get(next_input, leaf.key)
-            if (
-                not isinstance(old, torch.Tensor)
-                or old.shape != view.shape
-                or old.dtype != view.dtype
-                or old.device != view.device
-            ):
-                return False
-            leaves.append((leaf.key, view, old))
-        mask = torch.zeros(self.num_workers, dtype=torch.bool)
-        mask[rows] = True
-        for key, view, old in leaves:
-            fast_set(next_input, key, where_rows(mask, view, old))
-        self._prereset = None
-        return True
+        ``next_input``: what ``_reset_finished`` gives (the same partial read of the reset
+        buffers), without reading the done flags back or going through ``reset``."""
+        rows, self._prereset = sorted(self._prereset), None
+        out = self._output_device(self._read(self._reset_out, rows, next_input, partial=True))
+        complete_done_flags(out, self._done_prefixes, self._done_shapes)
+        fast_update(next_input, out)
 
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Start a step; :meth:`step_fetch` returns its result.
