@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import mmap
 from collections.abc import Sequence
@@ -43,8 +44,10 @@ HUGE_PAGE_MIN_BYTES = 8 << 20
 """Buffers from this size on go to huge pages (the 2 MB of alignment slack are then small)."""
 
 
+@functools.cache
 def _huge_pages_offered() -> bool:
-    """Whether ``madvise(MADV_HUGEPAGE)`` can give this process transparent huge pages."""
+    """Whether ``madvise(MADV_HUGEPAGE)`` can give this process transparent huge pages (read
+    once, at the first big allocation: not at import)."""
     if not hasattr(mmap, "MADV_HUGEPAGE") or not hasattr(mmap, "MAP_ANONYMOUS"):
         return False
     try:
@@ -52,9 +55,6 @@ def _huge_pages_offered() -> bool:
     except OSError:
         return False
     return "[never]" not in mode
-
-
-_HUGE_PAGES = _huge_pages_offered()
 
 
 def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
@@ -68,8 +68,8 @@ def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
         >>> empty_cpu((2, 3), torch.uint8).shape
         torch.Size([2, 3])
     """
-    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
-    if nbytes < HUGE_PAGE_MIN_BYTES or not _HUGE_PAGES:
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < HUGE_PAGE_MIN_BYTES or not _huge_pages_offered():
         return torch.empty(tuple(shape), dtype=dtype)
     region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     region.madvise(mmap.MADV_HUGEPAGE)

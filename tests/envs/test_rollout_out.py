@@ -88,12 +88,12 @@ def test_stack_tensors_matches_torch_stack(dim):
 def test_big_stacks_live_on_huge_pages_and_are_ordinary_tensors(dtype):
     """From HUGE_PAGE_MIN_BYTES on, a stack's memory is a private mapping advised for huge
     pages (where Linux offers them); the values, shape and strides are torch.stack's."""
-    rows = serial_ops.HUGE_PAGE_MIN_BYTES // (4 * 64 * torch.empty((), dtype=dtype).element_size())
+    rows = serial_ops.HUGE_PAGE_MIN_BYTES // (4 * 64 * dtype.itemsize)
     tensors = [torch.full((rows, 64), i, dtype=dtype) for i in range(5)]
     stacked = stack_tensors(tensors, 1)
     assert torch.equal(stacked, torch.stack(tensors, 1))
     assert stacked.stride() == torch.stack(tensors, 1).stride()
-    if serial_ops._HUGE_PAGES:
+    if serial_ops._huge_pages_offered():
         assert stacked.untyped_storage().nbytes() > stacked.nbytes  # the alignment slack
         assert stacked.data_ptr() % serial_ops.HUGE_PAGE == 0
     view = stacked[:, 2]
