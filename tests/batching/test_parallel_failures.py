@@ -206,3 +206,37 @@ def test_torch_threads_are_one_per_worker():
     env = hub.ParallelEnv(2, FlakyEnv)
     with env:
         assert env.torch_threads() == [1, 1]
+
+
+class _SeenAliveOnce:
+    """A process that exited, but that the first ``is_alive()`` still reports alive: the race
+    of a worker exiting between the shutdown loop's liveness check and its wait."""
+
+    def __init__(self, proc):
+        self._proc = proc
+        self._calls = 0
+
+    def is_alive(self):
+        self._calls += 1
+        return self._calls == 1 or self._proc.is_alive()
+
+    def __getattr__(self, name):
+        return getattr(self._proc, name)
+
+
+def test_shutdown_does_not_wait_on_nothing_when_the_last_worker_just_exited(monkeypatch):
+    from hub.batching import pool, signals
+    from hub.batching.shared_buffers import SharedBuffers
+
+    proc = multiprocessing.get_context("fork").Process(target=int)
+    proc.start()
+    proc.join()
+    waited = []
+
+    def wait_for(fds, timeout):
+        waited.append(list(fds))
+        return []
+
+    monkeypatch.setattr(signals, "wait_for", wait_for)
+    pool._shutdown([_SeenAliveOnce(proc)], [], SharedBuffers.create(), os.getpid(), 5.0)
+    assert waited == []  # before the fix: one wait on no fd at all, 0.5 s
