@@ -25,16 +25,26 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import mmap
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["PARALLEL_GRAIN", "HUGE_PAGE_MIN_BYTES", "empty_cpu", "stack_tensors", "where_rows"]
+__all__ = [
+    "PARALLEL_GRAIN",
+    "HUGE_PAGE_MIN_BYTES",
+    "CACHE_MAX_BYTES",
+    "empty_cpu",
+    "release_cached_memory",
+    "stack_tensors",
+    "where_rows",
+]
 
 PARALLEL_GRAIN = 32768
 """torch's ``at::internal::GRAIN_SIZE``: copies of more elements may use its thread pool."""
@@ -57,12 +67,82 @@ def _huge_pages_offered() -> bool:
     return "[never]" not in mode
 
 
+CACHE_MAX_BYTES = 128 << 20
+"""At most this many bytes of freed huge-page mappings are kept for reuse (see
+:func:`empty_cpu`); :func:`release_cached_memory` returns them to the system."""
+
+
+class _MappingCache:
+    """Freed huge-page mappings by size, newest last, kept for the next buffer of that size."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # a finalizer may run while this thread holds it
+        self.free: list[mmap.mmap] = []
+
+    def take(self, size: int) -> mmap.mmap | None:
+        with self.lock:
+            for i in range(len(self.free) - 1, -1, -1):
+                if len(self.free[i]) == size:
+                    return self.free.pop(i)
+        return None
+
+    def give_back(self, region: mmap.mmap) -> None:
+        with self.lock:
+            self.free.append(region)
+            total = sum(len(r) for r in self.free)
+            while total > CACHE_MAX_BYTES:
+                total -= len(self.free.pop(0))  # the oldest goes back to the system
+
+    def clear(self) -> None:
+        with self.lock:
+            self.free.clear()
+
+
+_CACHE = _MappingCache()
+
+
+class _Mapping:
+    """The owner of one mapping while arrays view it: numpy takes the memory through
+    ``__array_interface__`` and keeps this object as the array's base, torch keeps the array;
+    when the last of them is freed, the mapping goes back to the cache instead of to the system.
+    """
+
+    def __init__(self, region: mmap.mmap, offset: int, nbytes: int) -> None:
+        self.region = region
+        address = ctypes.addressof(ctypes.c_char.from_buffer(region)) + offset
+        self.__array_interface__ = {
+            "data": (address, False),
+            "shape": (nbytes,),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+    def __del__(self) -> None:
+        try:
+            _CACHE.give_back(self.region)
+        except Exception:  # noqa: BLE001, S110 - interpreter exit: the mapping is simply unmapped
+            pass
+
+
+def release_cached_memory() -> None:
+    """Return the freed huge-page buffers that :func:`empty_cpu` keeps for reuse to the system.
+
+    Example:
+        >>> release_cached_memory()
+    """
+    _CACHE.clear()
+
+
 def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
     """``torch.empty(shape, dtype=dtype)`` on the CPU; from :data:`HUGE_PAGE_MIN_BYTES` on, on
     transparent huge pages where the system offers them (else ordinary memory).
 
-    The tensor keeps its private anonymous mapping alive and unmaps it when it is freed; it is
-    an ordinary tensor otherwise (a view at a 2 MB boundary of that mapping: not resizable).
+    The tensor keeps its private anonymous mapping alive; it is an ordinary tensor otherwise
+    (at a 2 MB boundary of that mapping: not resizable). When the last tensor viewing the
+    mapping is freed, the mapping is kept for the next buffer of the same size, up to
+    :data:`CACHE_MAX_BYTES` in all: a rollout's outputs then reuse the pages of the last
+    rollout's instead of having the kernel fault in and zero new ones (that cost 110 µs per
+    batch step of Pong frames, 7% of the step).
 
     Example:
         >>> empty_cpu((2, 3), torch.uint8).shape
@@ -71,11 +151,14 @@ def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < HUGE_PAGE_MIN_BYTES or not _huge_pages_offered():
         return torch.empty(tuple(shape), dtype=dtype)
-    region = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    region.madvise(mmap.MADV_HUGEPAGE)
-    raw = torch.frombuffer(region, dtype=torch.uint8)  # holds a reference to the mapping
-    start = -raw.data_ptr() % HUGE_PAGE
-    return raw[start : start + nbytes].view(dtype).view(tuple(shape))
+    size = nbytes + HUGE_PAGE
+    region = _CACHE.take(size)
+    if region is None:
+        region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        region.madvise(mmap.MADV_HUGEPAGE)
+    start = -ctypes.addressof(ctypes.c_char.from_buffer(region)) % HUGE_PAGE
+    raw = torch.from_numpy(np.asarray(_Mapping(region, start, nbytes)))
+    return raw.view(dtype).view(tuple(shape))
 
 
 def _serial(tensor: torch.Tensor) -> bool:

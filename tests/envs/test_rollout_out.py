@@ -94,13 +94,42 @@ def test_big_stacks_live_on_huge_pages_and_are_ordinary_tensors(dtype):
     assert torch.equal(stacked, torch.stack(tensors, 1))
     assert stacked.stride() == torch.stack(tensors, 1).stride()
     if serial_ops._huge_pages_offered():
-        assert stacked.untyped_storage().nbytes() > stacked.nbytes  # the alignment slack
         assert stacked.data_ptr() % serial_ops.HUGE_PAGE == 0
     view = stacked[:, 2]
     del stacked, tensors  # the mapping lives as long as a view of it
     assert bool((view == 2).all())
     view.share_memory_()
     assert bool((view == 2).all())
+
+
+@pytest.mark.skipif(not serial_ops._huge_pages_offered(), reason="no transparent huge pages")
+def test_freed_big_buffers_are_reused_up_to_the_cache_limit(monkeypatch):
+    """A freed mapping is kept for the next buffer of its size (no new page faults), only once
+    no view of it is left, and the cache holds at most CACHE_MAX_BYTES."""
+    serial_ops.release_cached_memory()
+    shape = (serial_ops.HUGE_PAGE_MIN_BYTES // 1024, 1024)
+    first = empty_cpu(shape, torch.uint8)
+    first.fill_(7)
+    address = first.data_ptr()
+    view = first[3]
+    del first
+    assert serial_ops._CACHE.free == []  # a view still uses the mapping
+    assert bool((view == 7).all())
+    del view
+    again = empty_cpu(shape, torch.uint8)
+    assert again.data_ptr() == address
+    other = empty_cpu((shape[0] * 2, 1024), torch.uint8)  # another size: a new mapping
+    assert other.data_ptr() != address
+    del again, other
+    assert len(serial_ops._CACHE.free) == 2
+    serial_ops.release_cached_memory()
+    assert serial_ops._CACHE.free == []
+    monkeypatch.setattr(serial_ops, "CACHE_MAX_BYTES", 3 * serial_ops.HUGE_PAGE_MIN_BYTES)
+    buffers = [empty_cpu(shape, torch.uint8) for _ in range(4)]
+    del buffers
+    cached = serial_ops._CACHE.free
+    assert len(cached) == 2 and sum(len(r) for r in cached) <= serial_ops.CACHE_MAX_BYTES
+    serial_ops.release_cached_memory()
 
 
 def test_small_buffers_are_plain_torch_memory():
