@@ -107,9 +107,10 @@ class _Mapping:
     when the last of them is freed, the mapping goes back to the cache instead of to the system.
     """
 
-    def __init__(self, region: mmap.mmap, offset: int, nbytes: int) -> None:
+    def __init__(self, region: mmap.mmap, nbytes: int) -> None:
         self.region = region
-        address = ctypes.addressof(ctypes.c_char.from_buffer(region)) + offset
+        address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+        address += -address % HUGE_PAGE  # the first 2 MB boundary
         self.__array_interface__ = {
             "data": (address, False),
             "shape": (nbytes,),
@@ -156,8 +157,7 @@ def empty_cpu(shape: Sequence[int], dtype: torch.dtype) -> torch.Tensor:
     if region is None:
         region = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         region.madvise(mmap.MADV_HUGEPAGE)
-    start = -ctypes.addressof(ctypes.c_char.from_buffer(region)) % HUGE_PAGE
-    raw = torch.from_numpy(np.asarray(_Mapping(region, start, nbytes)))
+    raw = torch.from_numpy(np.asarray(_Mapping(region, nbytes)))
     return raw.view(dtype).view(tuple(shape))
 
 
