@@ -26,8 +26,8 @@ hub):
 
 Writes ``benchmarks/results/batching.json`` (or ``--out``). ``--signals`` measures instead how
 long the parent takes to wake 2 or 8 workers and hear back from all of them, through hub's
-one-byte pipes (sleeping in ``poll`` at once, and polling 500 us first, giving the core away
-between polls: ``ParallelEnv``'s ``spin_wait``) and the alternatives (POSIX semaphores, duplex
+one-byte pipes (sleeping in ``poll`` at once, and polling first for ``ParallelEnv``'s default
+``spin_wait``, 500 us, giving the core away between polls) and the alternatives (POSIX semaphores, duplex
 ``Connection`` objects, ``multiprocessing.Event``, spinning on a shared flag), with and without
 50 us of work per worker (``benchmarks/results/batching_signals.json``).
 """
@@ -258,7 +258,11 @@ def run_case(impl: str, env_name: str, n: int, seconds: float) -> dict[str, Any]
 # ---------------------------------------------------------------------------- signalling
 
 
-SPIN_S = 500e-6  # ParallelEnv's default spin_wait (hub.batching.parallel.SPIN_WAIT_S)
+def _spin_seconds(kind: str) -> float:
+    """How long a "pipe-spin" wait polls: ParallelEnv's default ``spin_wait``."""
+    from hub.batching.parallel import SPIN_WAIT_S
+
+    return SPIN_WAIT_S if kind == "pipe-spin" else 0.0
 
 
 def _sig_worker(kind: str, a: Any, b: Any, work_us: float) -> None:
@@ -273,7 +277,7 @@ def _sig_worker(kind: str, a: Any, b: Any, work_us: float) -> None:
     if kind in ("pipe", "pipe-spin"):  # hub's: one byte each way over one-way pipes
         from hub.batching.signals import spin_poll
 
-        spin = SPIN_S if kind == "pipe-spin" else 0.0
+        spin = _spin_seconds(kind)
         poller = select.poll()
         poller.register(a.fileno(), select.POLLIN)
         while True:
@@ -361,7 +365,7 @@ def signal_round_trip(kind: str, n: int, rounds: int, work_us: float) -> float:
         from hub.batching.signals import spin_poll
 
         fds = {conn.fileno(): conn for conn in wait}
-        spin = SPIN_S if kind == "pipe-spin" else 0.0
+        spin = _spin_seconds(kind)
 
         def wait_all() -> None:
             left = len(fds)
