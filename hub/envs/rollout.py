@@ -143,16 +143,13 @@ class _StepStore:
 
     def _start_writer(self, step: TensorDictBase) -> None:
         """Write big steps in the helper thread, when there is an output to write them into."""
-        if type(step) is not TensorDict or _is_small(step):
+        if type(step) is not TensorDict or _is_small(step) or not StepWriter.fits(step):
             return
         out = self.out
         if out is None:
             if self.capacity is None:
                 return
-            try:
-                out = empty_stacked_like(step, self.capacity, self.dim)
-            except TypeError:  # a leaf that is not a tensor: stacking says what is wrong
-                return
+            out = empty_stacked_like(step, self.capacity, self.dim)
         self.writer = StepWriter.into(out, step, self.dim)
         if self.writer is not None and self.out is None:
             self.out, self.own_out = out, True
