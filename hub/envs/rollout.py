@@ -143,13 +143,16 @@ class _StepStore:
 
     def _start_writer(self, step: TensorDictBase) -> None:
         """Write big steps in the helper thread, when there is an output to write them into."""
-        if type(step) is not TensorDict or _is_small(step) or not StepWriter.fits(step):
+        if type(step) is not TensorDict or _is_small(step):
             return
         out = self.out
         if out is None:
             if self.capacity is None:
                 return
-            out = empty_stacked_like(step, self.capacity, self.dim)
+            try:
+                out = empty_stacked_like(step, self.capacity, self.dim)
+            except TypeError:  # a leaf that is not a tensor: stacking says what is wrong
+                return
         self.writer = StepWriter.into(out, step, self.dim)
         if self.writer is not None and self.out is None:
             self.out, self.own_out = out, True

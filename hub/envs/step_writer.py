@@ -126,12 +126,6 @@ class StepWriter:
         self.keys, self.meta, self.slots = keys, meta, slots
         self.error: BaseException | None = None
 
-    @staticmethod
-    def fits(step: TensorDictBase) -> bool:
-        """Whether every leaf of ``step`` is a CPU tensor numpy can view (what the helper
-        copies), checked before an output is allocated for it."""
-        return all(_copyable(value) for _, value in _leaves(step))
-
     @classmethod
     def into(cls, out: TensorDictBase, step: TensorDictBase, dim: int) -> StepWriter | None:
         """A writer of steps like ``step`` into ``out`` (time dim ``dim``), or ``None`` when

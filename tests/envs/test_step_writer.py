@@ -194,17 +194,3 @@ def test_a_forked_child_gets_its_own_helper_thread():
     assert queue.get(timeout=30) == 7.0
     child.join(timeout=30)
     assert child.exitcode == 0
-
-
-def test_steps_numpy_cannot_view_are_stacked_in_the_calling_thread(writes, reference):
-    env = _env()
-
-    def policy(td):
-        td = env.rand_action(td)
-        td.set("extra", torch.ones(2, 3, dtype=torch.bfloat16))  # no numpy dtype
-        return td
-
-    expected = reference(env, 5, policy=policy)
-    result = _rollout(env, 5, policy=policy)
-    assert writes["n"] == 0
-    assert (result == expected).all()
