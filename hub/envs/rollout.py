@@ -22,8 +22,7 @@ from hub.envs._fast_td import fast_get
 from hub.envs.base import any_true
 from hub.envs.rollout_actions import block_random_policy
 from hub.envs.serial_ops import PARALLEL_GRAIN
-from hub.envs.stacking import cat_like, empty_stacked_like, stack_like
-from hub.envs.step_writer import StepWriter
+from hub.envs.stacking import cat_like, stack_like
 from hub.errors import HubError
 
 if TYPE_CHECKING:
@@ -84,55 +83,22 @@ def _time_slots(out: TensorDictBase, dim: int, start: int, stop: int) -> TensorD
 class _StepStore:
     """The steps of a rollout, and their stacking into its output.
 
-    Big steps (pixels) are written into their time slot of the output as they come, by a
-    :class:`~hub.envs.step_writer.StepWriter` in a helper thread, while the rollout goes on:
-    into ``out=``, or into an output allocated at the first step when the rollout cannot stop
-    early (``capacity`` steps). Without either, big steps are stacked once at the end (a chunk
-    would copy their frames twice).
-
-    Other steps are stacked :data:`CHUNK` at a time during the rollout when that is cheaper than
+    Steps are stacked :data:`CHUNK` at a time during the rollout when that is cheaper than
     keeping them all: when they go into ``out=`` (each chunk into its slots), or when they are
     small (each chunk stacked, the chunks concatenated at the end). Thousands of live step
     objects push the env's own data out of the CPU caches; stacking them early frees them and
-    the allocator hands their memory out again while it is still cached.
-
-    Args:
-        dim: the time dim (the env's batch dims come first).
-        contiguous: stack the steps (else a lazy stack of them).
-        out: the output to write into (``rollout(out=...)``), or ``None``.
-        capacity: the number of steps the rollout takes, when it cannot stop early.
-        background: whether big steps may be written by the helper thread.
+    the allocator hands their memory out again while it is still cached. Big steps (pixels)
+    without ``out=`` are stacked once at the end: a chunk would copy their frames twice.
     """
 
-    def __init__(
-        self,
-        dim: int,
-        contiguous: bool,
-        out: TensorDictBase | None,
-        *,
-        capacity: int | None = None,
-        background: bool = True,
-    ) -> None:
+    def __init__(self, dim: int, contiguous: bool, out: TensorDictBase | None) -> None:
         self.dim, self.contiguous, self.out = dim, contiguous, out
-        self.capacity = capacity
         self.pending: list[TensorDictBase] = []
         self.chunks: list[TensorDictBase] = []
-        self.stacked = 0  # steps already stacked (or queued to the writer)
+        self.stacked = 0  # steps already stacked
         self.chunking: bool | None = None if contiguous else False
-        self.background = background and contiguous
-        self.writer: StepWriter | None = None
-        self.own_out = False  # self.out was allocated here for the writer
 
     def append(self, step: TensorDictBase) -> None:
-        if self.background:
-            self.background = False  # decided at the first step
-            self._start_writer(step)
-        writer = self.writer
-        if writer is not None:
-            if writer.write(self.stacked, step):
-                self.stacked += 1
-                return
-            self._stop_writer()  # a step unlike the first: stacked as usual from here on
         pending = self.pending
         pending.append(step)
         if len(pending) == CHUNK:
@@ -140,45 +106,6 @@ class _StepStore:
                 self.chunking = self.out is not None or _is_small(step)
             if self.chunking:
                 self._stack_pending()
-
-    def _start_writer(self, step: TensorDictBase) -> None:
-        """Write big steps in the helper thread, when there is an output to write them into."""
-        if type(step) is not TensorDict or _is_small(step):
-            return
-        out = self.out
-        if out is None:
-            if self.capacity is None:
-                return
-            try:
-                out = empty_stacked_like(step, self.capacity, self.dim)
-            except TypeError:  # a leaf that is not a tensor: stacking says what is wrong
-                return
-        self.writer = StepWriter.into(out, step, self.dim)
-        if self.writer is not None and self.out is None:
-            self.out, self.own_out = out, True
-
-    def _stop_writer(self) -> None:
-        """Wait for the writer and stack the remaining steps as usual: into ``out=``, or after
-        the steps written so far (a view of their slots, concatenated at the end)."""
-        self.writer.wait()
-        self.writer = None
-        if self.own_out:
-            if self.stacked:
-                self.chunks.append(_time_slots(self.out, self.dim, 0, self.stacked))
-            self.out, self.own_out = None, False
-            self.chunking = False
-        else:
-            self.chunking = True
-
-    def abandon(self) -> None:
-        """After an error in the rollout: let the writer finish (it must not write into ``out=``
-        once the rollout has returned); its own errors give way to the rollout's."""
-        if self.writer is not None:
-            writer, self.writer = self.writer, None
-            try:
-                writer.wait()
-            except RuntimeError:
-                pass
 
     def _stack_pending(self) -> None:
         n = len(self.pending)
@@ -194,9 +121,6 @@ class _StepStore:
         """Every step, stacked along the time dim (a lazy stack unless ``contiguous``)."""
         if not self.contiguous:
             return LazyStackedTensorDict.lazy_stack(self.pending, self.dim)
-        if self.writer is not None:
-            self.writer.wait()
-            self.writer = None
         if self.pending:
             self._stack_pending()
         if self.out is not None:
@@ -289,46 +213,35 @@ def run_rollout(
         dim = td.batch_dims
         if out is not None:
             _check_out(out, dim, max_steps)
-        may_stop = break_when_any_done or break_when_all_done
-        steps = _StepStore(
-            dim,
-            return_contiguous,
-            out,
-            capacity=None if may_stop else max_steps,
-            background=callback is None,  # a callback may change a step in place
-        )
-        try:
-            any_step = False
-            for i in range(max_steps):
-                result = policy(td)
-                if result is not None:
-                    td = result
-                if break_when_all_done and any_step:
-                    done = _root_done(env, td)
-                    if bool(done.any()):
-                        td.set("_step", ~done)
-                td = env.step(td)
-                if break_when_all_done and td.get("_step", None) is not None:
-                    td = td.exclude("_step")
-                steps.append(td)
-                any_step = True
-                if callback is not None:
-                    callback(env, td)
-                if i == max_steps - 1:
+        steps = _StepStore(dim, return_contiguous, out)
+        any_step = False
+        for i in range(max_steps):
+            result = policy(td)
+            if result is not None:
+                td = result
+            if break_when_all_done and any_step:
+                done = _root_done(env, td)
+                if bool(done.any()):
+                    td.set("_step", ~done)
+            td = env.step(td)
+            if break_when_all_done and td.get("_step", None) is not None:
+                td = td.exclude("_step")
+            steps.append(td)
+            any_step = True
+            if callback is not None:
+                callback(env, td)
+            if i == max_steps - 1:
+                break
+            next_td = env.step_mdp(td)
+            if break_when_any_done:
+                if _any_done(env, next_td):
                     break
-                next_td = env.step_mdp(td)
-                if break_when_any_done:
-                    if _any_done(env, next_td):
-                        break
-                elif break_when_all_done:
-                    if bool(_root_done(env, next_td).all()):
-                        break
-                else:
-                    env._reset_finished(next_td)
-                td = next_td
-        except BaseException:
-            steps.abandon()
-            raise
+            elif break_when_all_done:
+                if bool(_root_done(env, next_td).all()):
+                    break
+            else:
+                env._reset_finished(next_td)
+            td = next_td
         if random_policy is not None:
             random_policy.finish()
         data = steps.result()  # the steps are freed before the collector is back on

@@ -19,9 +19,9 @@ import torch
 from tensordict import TensorDict, TensorDictBase, is_tensor_collection
 
 from hub.envs._fast_td import fast_column, fast_get, fast_items, new_td
-from hub.envs.serial_ops import empty_cpu, stack_tensors
+from hub.envs.serial_ops import stack_tensors
 
-__all__ = ["stack_like", "empty_stacked_like", "cat_like", "split_inputs"]
+__all__ = ["stack_like", "cat_like", "split_inputs"]
 
 
 def stack_like(
@@ -97,33 +97,6 @@ def _stack_level(
             out[key] = stack_tensors(column, dim, out=target)
     if into is not None:
         return into
-    batch = template.batch_size
-    return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
-
-
-def empty_stacked_like(template: TensorDictBase, n: int, dim: int = 0) -> TensorDictBase:
-    """Uninitialised memory for ``n`` tensordicts like ``template`` stacked along ``dim`` (what
-    :func:`stack_like` would return for them), big tensors from :func:`empty_cpu`.
-
-    Example:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> td = TensorDict({"a": torch.zeros(2, 3), "b": {"c": torch.ones(2)}}, [2])
-        >>> empty_stacked_like(td, 5, dim=1)["b", "c"].shape
-        torch.Size([2, 5])
-    """
-    out = {}
-    for key, value in fast_items(template):
-        if is_tensor_collection(value):
-            out[key] = empty_stacked_like(value, n, dim)
-            continue
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(f"only tensors can be stacked; {key!r} holds {type(value).__name__}")
-        shape = value.shape[:dim] + (n,) + value.shape[dim:]
-        if value.device.type == "cpu":
-            out[key] = empty_cpu(shape, value.dtype)
-        else:
-            out[key] = torch.empty(shape, dtype=value.dtype, device=value.device)
     batch = template.batch_size
     return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
 
