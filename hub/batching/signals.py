@@ -293,10 +293,11 @@ class Spinner:
 
     def poll(self, poller: Any) -> bool:
         """Start a wait: ``True`` when ``poller`` became ready while spinning; ``False``: sleep
-        in a blocking ``poll`` (then call :meth:`done` all the same)."""
+        in a blocking ``poll``, which returns at once if something is ready (then call
+        :meth:`done` all the same)."""
         self._started = time.perf_counter()
         if self.seconds <= 0 or self.typical > self.seconds:
-            return bool(poller.poll(0))
+            return False  # no poll(0) first: the caller's blocking poll would repeat it
         return spin_poll(poller, self.seconds)
 
     def done(self) -> None:
