@@ -369,8 +369,8 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             raise AsyncCallError(f"{what}() before reset(): call env.reset() first.")
 
     def _close(self) -> None:
+        self._ep_runner.detach()  # first: it may collect a reset still under way
         super()._close()
-        self._ep_runner.detach()
 
     def __repr__(self) -> str:
         return (

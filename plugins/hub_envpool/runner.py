@@ -6,6 +6,12 @@ and turns the arrays into tensors with :func:`torch.from_numpy`: EnvPool allocat
 for every output (hub checks this in its tests), so no copy is needed. No spec work, no dict
 rebuilding from EnvPool's Python layer, no per-env Python loop on the step path.
 
+A step of every env that ends episodes sends the reset of those envs at once, before it returns
+(:meth:`PoolRunner.step`): EnvPool's threads reset them while hub builds the step's output and the
+next input, and the reset that follows (:meth:`PoolRunner.reset_ended`, or any reset of exactly
+those envs) only collects the result. Any other call first collects it and keeps it for a later
+reset of those envs.
+
 Example:
     >>> import envpool, numpy as np
     >>> from hub_envpool import compat
@@ -21,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -76,14 +83,22 @@ class PoolRunner:
     def attach(self, raw: RawCalls) -> None:
         """Use the C++ calls of a (new) pool; every env must be reset before it is stepped."""
         self.raw = raw
+        self.inflight: np.ndarray | None = None  # env ids whose reset was sent, not received
+        self.fresh: tuple[np.ndarray, list[Any]] | None = None  # received, not yet used
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last: list[Any] | None = None
         self.stepped_all = False  # the last call was a step of every env (see reset_ended)
 
     def detach(self) -> None:
-        """Forget the pool (it was closed or is being rebuilt)."""
+        """Forget the pool (it is about to be closed or rebuilt): first collect a reset still
+        under way, so that EnvPool is not closed in the middle of it."""
+        if getattr(self, "inflight", None) is not None and self.raw is not None:
+            with contextlib.suppress(Exception):  # a broken pool is being closed anyway
+                self.raw.recv()
         self.raw = None
+        self.inflight = None
+        self.fresh = None
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last = None
@@ -151,19 +166,42 @@ class PoolRunner:
         raw = self.raw
         self.stepped_all = False
         if mask is None:
+            self._settle()
+            self.fresh = None
             raw.reset(self.all_ids)
             states = raw.recv()
             self.pending.clear(None)
             self.last = states
             return self.no_flags(self.observations(states))
         ids = np.flatnonzero(mask).astype(np.int32)
-        raw.reset(ids)
+        rows = self._reset_rows(ids)
         base = self._input_rows(inputs) if inputs else self.last
-        states = self.merge(raw.recv(), base, observations_only=True)
+        states = self.merge(rows, base, observations_only=True)
         self.pending.clear(ids)
         self.last = states
         out = self.observations(states)
         return self.kept_flags(out, inputs, mask) if inputs else self.no_flags(out)
+
+    def _reset_rows(self, ids: np.ndarray) -> list[Any]:
+        """EnvPool's output for a reset of ``ids``: the one sent early by :meth:`step` when it
+        was for exactly these envs, else a new reset."""
+        inflight = self.inflight
+        if inflight is not None and np.array_equal(inflight, ids):
+            self.inflight = None
+            return self.raw.recv()
+        self._settle()
+        fresh, self.fresh = self.fresh, None
+        if fresh is not None and np.array_equal(fresh[0], ids):
+            return fresh[1]
+        self.raw.reset(ids)
+        return self.raw.recv()
+
+    def _settle(self) -> None:
+        """Collect a reset sent early and keep it for a later reset of the same envs: EnvPool
+        must not be called before it is received."""
+        if self.inflight is not None:
+            ids, self.inflight = self.inflight, None
+            self.fresh = (ids, self.raw.recv())
 
     def reset_ended(self) -> Output | None:
         """Right after a step of every env: reset the envs whose episode ended in it and return
@@ -209,6 +247,8 @@ class PoolRunner:
         pending = self.pending
         if pending.any:
             pending.check_step(stepped)
+        if self.inflight is not None:
+            self._settle()
         raw = self.raw
         if stepped is None:
             ids = self.all_ids
@@ -227,6 +267,9 @@ class PoolRunner:
         trunc = states[layout.trunc]
         if np.count_nonzero(done):
             pending.mark(done if stepped is None else done & stepped)
+            if stepped is None:  # every env stepped, so pending holds just the ended ones
+                self.inflight = np.flatnonzero(pending.mask).astype(np.int32)
+                raw.reset(self.inflight)  # sent now, received by the reset that follows
         terminated = np.greater(done, trunc)  # done and not truncated
         if self.move is None:  # the common case, inlined: views of EnvPool's arrays
             shape = self.flag_shape

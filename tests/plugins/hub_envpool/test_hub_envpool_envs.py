@@ -262,3 +262,67 @@ def test_errors_for_people():
         MultiThreadedEnvWrapper(object())
     with pytest.raises(ValueError, match="frame_skip"):
         MultiThreadedEnv(2, "CartPole-v1", frame_skip=0)
+
+
+def _step_until_an_episode_ends(env, pool, n):
+    """Step ``env`` and the raw ``pool`` (same seed) with action 0 until an episode ends;
+    the done mask, hub's next input and the pool's last observation."""
+    zeros = np.zeros(n, dtype=np.int32)
+    td = env.reset()
+    for _ in range(100):
+        td = env.step_mdp(env.step(td.set("action", torch.zeros(n, dtype=torch.int64))))
+        obs = pool.step(zeros)[0]
+        done = td["done"].squeeze(-1).numpy()
+        if done.any():
+            return done.copy(), td, obs
+    raise AssertionError("no episode ended")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # gymnasium on EnvPool's float64 bounds
+@pytest.mark.parametrize("then", ["reset-ended", "full-reset", "partial-step", "close", "set-seed"])
+def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
+    """A step that ends episodes sends their reset at once (``PoolRunner.step``); whatever the
+    caller does next must collect it first, and a reset of those envs uses it: the data is
+    that of raw EnvPool given the same calls, the ended envs reset right after the step."""
+    import envpool
+
+    n = 3
+    env = MultiThreadedEnv(n, "CartPole-v1", categorical_action_encoding=True)
+    env.set_seed(5)
+    pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5)
+    pool.reset()
+    done, td, _ = _step_until_an_episode_ends(env, pool, n)
+    assert env._ep_runner.inflight is not None  # the reset is under way
+    ended = np.flatnonzero(done).astype(np.int32)
+    first = pool.reset(ended)[0]  # what the early reset computes
+    if then == "close":
+        env.close()
+        assert env._ep_runner.inflight is None
+        return
+    if then == "set-seed":
+        env.set_seed(5)
+        fresh = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5)
+        np.testing.assert_array_equal(env.reset()["observation"].numpy(), fresh.reset()[0])
+        return
+    if then == "full-reset":  # the ended envs were reset early, then all are reset again
+        np.testing.assert_array_equal(env.reset()["observation"].numpy(), pool.reset()[0])
+    elif then == "partial-step":  # the envs still running step first; the reset waits
+        others = torch.from_numpy(~done)
+        td.set("_step", others.unsqueeze(-1))
+        stepped = env.step(td.set("action", torch.ones(n, dtype=torch.int64)))
+        live = np.flatnonzero(~done).astype(np.int32)
+        pool.send(np.ones(len(live), np.int32), live)
+        expected = pool.recv()[0]
+        np.testing.assert_array_equal(stepped["next", "observation"].numpy()[live], expected)
+        td = env.step_mdp(stepped.exclude("_step"))
+        td.set("_reset", torch.from_numpy(done).unsqueeze(-1))
+        out = env.reset(td)
+        np.testing.assert_array_equal(out["observation"].numpy()[ended], first)
+    else:
+        td.set("_reset", torch.from_numpy(done).unsqueeze(-1))
+        out = env.reset(td)
+        np.testing.assert_array_equal(out["observation"].numpy()[ended], first)
+    data = env.rollout(40, break_when_any_done=False)  # and the env goes on as usual
+    assert bool((data["next", "reward"] == 1).all())
+    env.close()
+    pool.close()
