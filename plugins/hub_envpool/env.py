@@ -275,6 +275,60 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             return self._ep_pack(out)
         return self._ep_new_td(out)
 
+    def _step_into(
+        self, tensordict: TensorDictBase, out: dict[Any, torch.Tensor]
+    ) -> list[Any] | None:
+        """``_step`` written straight into ``out`` (a ``ParallelEnv`` worker's shared buffers):
+        EnvPool's arrays are copied in with numpy, without a tensor or tensordict per step.
+        For CPU envs in sync mode with flat observations whose ``out`` holds exactly the
+        step's entries; anything else goes through ``_step``."""
+        runner = self._ep_runner
+        if runner.raw is None or self.is_async or runner.move is not None or self._ep_nested:
+            return NotImplemented
+        cached = self.__dict__.get("_ep_direct")
+        if cached is None or cached[0] is not out:
+            cached = self._ep_direct = (out, self._ep_direct_targets(out))
+        targets = cached[1]
+        if targets is None:
+            return NotImplemented
+        obs_targets, reward, done_out, terminated, truncated = targets
+        action = self._ep_write_action(tensordict.get("action"))
+        states, done, trunc = runner.step_arrays(action, None)
+        copyto = np.copyto
+        for i, target in obs_targets:
+            copyto(target, states[i].reshape(target.shape))
+        copyto(reward, states[runner.layout.reward].reshape(reward.shape))
+        copyto(done_out, done.reshape(done_out.shape))
+        copyto(truncated, trunc.reshape(truncated.shape))
+        np.greater(done_out, truncated, out=terminated)  # done and not truncated
+        return None
+
+    def _ep_direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[Any, ...] | None:
+        """Numpy views of ``out`` for :meth:`_step_into`: ``([(slot, array) per observation],
+        reward, done, terminated, truncated)``, or ``None`` when ``out`` is not exactly the
+        step's entries with their specs' shapes and dtypes, on the CPU."""
+        obs_slots = self._ep_runner.obs_slots
+        names = ("reward", "done", "terminated", "truncated")
+        if set(out) != {key for key, _ in obs_slots} | set(names):
+            return None
+        spec = self.full_observation_spec
+        wanted = {key: spec[key] for key, _ in obs_slots}
+        wanted.update({"reward": self.full_reward_spec["reward"]})
+        wanted.update({name: self.full_done_spec[name] for name in names[1:]})
+        arrays = {}
+        for key, tensor in out.items():
+            want = wanted[key]
+            if (
+                tensor.shape != want.shape
+                or tensor.dtype != want.dtype
+                or tensor.device.type != "cpu"
+                or not tensor.is_contiguous()
+            ):
+                return None
+            arrays[key] = tensor.numpy()
+        obs = [(i, arrays[key]) for key, i in obs_slots]
+        return (obs, *(arrays[name] for name in names))
+
     def _reset_finished(self, next_input: TensorDictBase) -> None:
         """Reset the envs whose episode ended at the step just taken (``step_and_maybe_reset``
         and ``rollout`` call this with that step's next input).

@@ -8,9 +8,9 @@ rebuilding from EnvPool's Python layer, no per-env Python loop on the step path.
 
 A step of every env that ends episodes sends the reset of those envs at once, before it returns
 (:meth:`PoolRunner.step`): EnvPool's threads reset them while hub builds the step's output and the
-next input, and the reset that follows (:meth:`PoolRunner.reset_ended`, or any reset of exactly
-those envs) only collects the result. Any other call first collects it and keeps it for a later
-reset of those envs.
+next input, and the reset that follows (:meth:`PoolRunner.reset_ended`, or any reset of those
+envs) only collects the result. Any other call first collects it and keeps it for the reset of
+those envs: each env is still reset once per reset asked for.
 
 Example:
     >>> import envpool, numpy as np
@@ -84,7 +84,7 @@ class PoolRunner:
         """Use the C++ calls of a (new) pool; every env must be reset before it is stepped."""
         self.raw = raw
         self.inflight: np.ndarray | None = None  # env ids whose reset was sent, not received
-        self.fresh: tuple[np.ndarray, list[Any]] | None = None  # received, not yet used
+        self.fresh: list[Any] | None = None  # its output, received and not yet used
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last: list[Any] | None = None
@@ -166,10 +166,11 @@ class PoolRunner:
         raw = self.raw
         self.stepped_all = False
         if mask is None:
-            self._settle()
-            self.fresh = None
-            raw.reset(self.all_ids)
-            states = raw.recv()
+            if self.inflight is None and self.fresh is None:
+                raw.reset(self.all_ids)
+                states = raw.recv()
+            else:  # some envs were reset early: the others now
+                states = self.merge(self._reset_rows(self.all_ids), None, observations_only=True)
             self.pending.clear(None)
             self.last = states
             return self.no_flags(self.observations(states))
@@ -183,25 +184,52 @@ class PoolRunner:
         return self.kept_flags(out, inputs, mask) if inputs else self.no_flags(out)
 
     def _reset_rows(self, ids: np.ndarray) -> list[Any]:
-        """EnvPool's output for a reset of ``ids``: the one sent early by :meth:`step` when it
-        was for exactly these envs, else a new reset."""
+        """EnvPool's output rows for a reset of ``ids``: those of the reset that :meth:`step`
+        sent early for the envs among ``ids``, and a new reset of the others. The early rows of
+        envs not in ``ids`` are kept for their own reset: every env is reset once per request,
+        as if nothing had been sent early (EnvPool draws each reset from the env's own seeded
+        stream, so the data stays that of the calls the user made)."""
         inflight = self.inflight
         if inflight is not None and np.array_equal(inflight, ids):
             self.inflight = None
-            return self.raw.recv()
+            return self.raw.recv()  # the common case: the reset of the envs that ended
         self._settle()
-        fresh, self.fresh = self.fresh, None
-        if fresh is not None and np.array_equal(fresh[0], ids):
-            return fresh[1]
-        self.raw.reset(ids)
-        return self.raw.recv()
+        fresh = self.fresh
+        fresh_ids = None if fresh is None else fresh[self.layout.env_id]
+        use = None if fresh is None else np.isin(fresh_ids, ids)
+        if use is None or not use.any():
+            self.raw.reset(ids)
+            return self.raw.recv()
+        self.fresh = None if use.all() else self._rows_where(fresh, ~use)
+        rows = self._rows_where(fresh, use)
+        others = ids[~np.isin(ids, fresh_ids)]
+        if others.size:
+            self.raw.reset(others)
+            rows = self._concat(rows, self.raw.recv())
+        return rows
+
+    def _rows_where(self, rows: list[Any], keep: np.ndarray) -> list[Any]:
+        """The observation and env id arrays of EnvPool's output ``rows`` at the rows ``keep``
+        (``None`` in the other slots: a reset reads nothing else)."""
+        out: list[Any] = [None] * len(rows)
+        for i in (*(i for _, i in self.obs_slots), self.layout.env_id):
+            out[i] = rows[i][keep]
+        return out
+
+    def _concat(self, rows: list[Any], more: list[Any]) -> list[Any]:
+        """The observation and env id arrays of two outputs of resets, one after the other."""
+        out: list[Any] = [None] * len(rows)
+        for i in (*(i for _, i in self.obs_slots), self.layout.env_id):
+            out[i] = np.concatenate([rows[i], more[i]])
+        return out
 
     def _settle(self) -> None:
-        """Collect a reset sent early and keep it for a later reset of the same envs: EnvPool
+        """Collect a reset sent early and keep its rows for the reset of those envs: EnvPool
         must not be called before it is received."""
         if self.inflight is not None:
-            ids, self.inflight = self.inflight, None
-            self.fresh = (ids, self.raw.recv())
+            self.inflight = None
+            rows = self.raw.recv()
+            self.fresh = rows if self.fresh is None else self._concat(self.fresh, rows)
 
     def reset_ended(self) -> Output | None:
         """Right after a step of every env: reset the envs whose episode ended in it and return
@@ -244,6 +272,33 @@ class PoolRunner:
 
     def step(self, action: np.ndarray, stepped: np.ndarray | None) -> Output:
         """Step the envs of ``stepped`` (``None``: all) with ``action`` (one row per env)."""
+        states, done, trunc = self.step_arrays(action, stepped)
+        layout = self.layout
+        terminated = np.greater(done, trunc)  # done and not truncated
+        if self.move is None:  # the common case, inlined: views of EnvPool's arrays
+            shape = self.flag_shape
+            if self.unbatched:
+                out = {key: from_numpy(states[i])[0] for key, i in self.obs_slots}
+            else:
+                out = {key: from_numpy(states[i]) for key, i in self.obs_slots}
+            out["reward"] = from_numpy(states[layout.reward].reshape(shape))
+            out["done"] = from_numpy(done.reshape(shape))
+            out["terminated"] = from_numpy(terminated.reshape(shape))
+            out["truncated"] = from_numpy(trunc.reshape(shape))
+            return out
+        flag = self.flag
+        out = self.observations(states)
+        out["reward"] = flag(states[layout.reward])
+        out["done"] = flag(done)
+        out["terminated"] = flag(terminated)
+        out["truncated"] = flag(trunc)
+        return out
+
+    def step_arrays(
+        self, action: np.ndarray, stepped: np.ndarray | None
+    ) -> tuple[list[Any], np.ndarray, np.ndarray]:
+        """:meth:`step` up to EnvPool's arrays: its output list, the done flags and the
+        truncated flags (one per env), with the books kept (pending resets, the early reset)."""
         pending = self.pending
         if pending.any:
             pending.check_step(stepped)
@@ -270,25 +325,7 @@ class PoolRunner:
             if stepped is None:  # every env stepped, so pending holds just the ended ones
                 self.inflight = np.flatnonzero(pending.mask).astype(np.int32)
                 raw.reset(self.inflight)  # sent now, received by the reset that follows
-        terminated = np.greater(done, trunc)  # done and not truncated
-        if self.move is None:  # the common case, inlined: views of EnvPool's arrays
-            shape = self.flag_shape
-            if self.unbatched:
-                out = {key: from_numpy(states[i])[0] for key, i in self.obs_slots}
-            else:
-                out = {key: from_numpy(states[i]) for key, i in self.obs_slots}
-            out["reward"] = from_numpy(states[layout.reward].reshape(shape))
-            out["done"] = from_numpy(done.reshape(shape))
-            out["terminated"] = from_numpy(terminated.reshape(shape))
-            out["truncated"] = from_numpy(trunc.reshape(shape))
-            return out
-        flag = self.flag
-        out = self.observations(states)
-        out["reward"] = flag(states[layout.reward])
-        out["done"] = flag(done)
-        out["terminated"] = flag(terminated)
-        out["truncated"] = flag(trunc)
-        return out
+        return states, done, trunc
 
     def repeat(
         self, states: list[Any], action: np.ndarray, stepped: np.ndarray | None

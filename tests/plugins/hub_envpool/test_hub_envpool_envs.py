@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from hub_envpool import MultiThreadedEnv, MultiThreadedEnvWrapper
+from tensordict import TensorDict
 
 import hub
 from tests.plugins.hub_envpool.envpool_helpers import (
@@ -279,11 +280,23 @@ def _step_until_an_episode_ends(env, pool, n):
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # gymnasium on EnvPool's float64 bounds
-@pytest.mark.parametrize("then", ["reset-ended", "full-reset", "partial-step", "close", "set-seed"])
+@pytest.mark.parametrize(
+    "then",
+    [
+        "reset-ended",
+        "full-reset",
+        "reset-more",
+        "reset-another-first",
+        "partial-step",
+        "close",
+        "set-seed",
+    ],
+)
 def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
     """A step that ends episodes sends their reset at once (``PoolRunner.step``); whatever the
-    caller does next must collect it first, and a reset of those envs uses it: the data is
-    that of raw EnvPool given the same calls, the ended envs reset right after the step."""
+    caller does next must collect it first, and a reset of those envs uses it: each env is
+    reset once per reset asked for, and the data is that of raw EnvPool with the ended envs
+    reset right after the step."""
     import envpool
 
     n = 3
@@ -304,8 +317,26 @@ def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
         fresh = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5)
         np.testing.assert_array_equal(env.reset()["observation"].numpy(), fresh.reset()[0])
         return
-    if then == "full-reset":  # the ended envs were reset early, then all are reset again
-        np.testing.assert_array_equal(env.reset()["observation"].numpy(), pool.reset()[0])
+    if then == "full-reset":  # the early reset serves the ended envs; the others reset now
+        live = np.flatnonzero(~done).astype(np.int32)
+        obs = env.reset()["observation"].numpy()
+        np.testing.assert_array_equal(obs[ended], first)
+        np.testing.assert_array_equal(obs[live], pool.reset(live)[0])
+    elif then in ("reset-more", "reset-another-first"):
+        live = np.flatnonzero(~done).astype(np.int32)[:1]  # an env whose episode goes on
+        assert live.size == 1
+        mask = done.copy()
+        mask[live] = True
+        if then == "reset-another-first":  # the live env alone, then the ended ones
+            td.set("_reset", torch.from_numpy(~done & mask).unsqueeze(-1))
+            td = env.reset(td)
+            np.testing.assert_array_equal(td["observation"].numpy()[live], pool.reset(live)[0])
+            mask = done
+        td.set("_reset", torch.from_numpy(mask).unsqueeze(-1))
+        obs = env.reset(td)["observation"].numpy()
+        np.testing.assert_array_equal(obs[ended], first)
+        if then == "reset-more":
+            np.testing.assert_array_equal(obs[live], pool.reset(live)[0])
     elif then == "partial-step":  # the envs still running step first; the reset waits
         others = torch.from_numpy(~done)
         td.set("_step", others.unsqueeze(-1))
@@ -326,3 +357,51 @@ def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
     assert bool((data["next", "reward"] == 1).all())
     env.close()
     pool.close()
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Pong-v5"])
+def test_step_into_writes_what_step_returns(task):
+    """``_step_into`` (a ParallelEnv worker's step, numpy copies into its buffers) gives the data
+    of ``step``, across episode ends, and is the path taken."""
+    envs = [hub.make_env(f"envpool:{task}", seed=4) for _ in range(2)]
+    tds = [env.reset() for env in envs]
+    spec = envs[0].full_observation_spec
+    keys = [*spec.keys(), "reward", "done", "terminated", "truncated"]
+    full = {**dict(spec.items()), "reward": envs[0].full_reward_spec["reward"]}
+    full.update({k: envs[0].full_done_spec[k] for k in ("done", "terminated", "truncated")})
+    out = {key: full[key].zero() for key in keys}
+    torch.manual_seed(0)
+    ended = 0
+    for _ in range(120 if task == "CartPole-v1" else 30):
+        action = envs[0].rand_action(tds[0])["action"]
+        assert envs[0].step_into(tds[0].set("action", action), out) is None
+        assert "_ep_direct" in envs[0].__dict__  # the direct path, not the generic copy
+        data, tds[1] = envs[1].step_and_maybe_reset(tds[1].set("action", action.clone()))
+        for key in keys:
+            assert torch.equal(out[key], data["next", key]), key
+        if bool(out["done"].any()):
+            ended += 1
+            td = envs[0].step_mdp(tds[0].set("next", TensorDict(dict(out)).clone()))
+            td.set("_reset", td["done"].clone())
+            tds[0] = envs[0].reset(td)
+        else:
+            tds[0] = tds[1].clone()
+    assert ended > 0 or task == "Pong-v5"
+
+
+def test_parallel_env_of_envpool_workers_matches_serial():
+    actions = torch.randint(0, 2, (150, 3))
+    runs = []
+    for batching in ("serial", "parallel"):
+        env = hub.make_env(
+            "envpool:CartPole-v1",
+            num_envs=3,
+            seed=11,
+            batching=batching,
+            categorical_action_encoding=True,
+        )
+        runs.append(env.rollout(150, predrawn_policy(actions), break_when_any_done=False))
+        env.close()
+    assert int(runs[0]["next", "done"].sum()) > 10
+    for key in runs[0].keys(True, True):
+        assert torch.equal(runs[0][key], runs[1][key]), key
