@@ -1,4 +1,5 @@
-"""Big-tensor copies that run in the calling thread (stack and masked merge of env data).
+"""Big-tensor copies that run in the calling thread (stack and masked merge of env data), and
+half of a big stack in one helper thread (:mod:`hub.envs.copy_helper`).
 
 torch runs the copy of a tensor above its parallel grain (32768 elements; one batch of Atari
 frames is 225,792) on its intra-op thread pool. In an env process those threads compete with the
@@ -36,10 +37,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hub.envs.copy_helper import run_split
+
 __all__ = [
     "PARALLEL_GRAIN",
     "HUGE_PAGE_MIN_BYTES",
     "CACHE_MAX_BYTES",
+    "SPLIT_MIN_BYTES",
     "empty_cpu",
     "release_cached_memory",
     "stack_tensors",
@@ -182,18 +186,33 @@ def _arrays(tensors: Sequence[torch.Tensor]) -> list[np.ndarray] | None:
     return arrays
 
 
+SPLIT_MIN_BYTES = 4 << 20
+"""Stacks of this many bytes or more are split between the calling thread and a helper
+(:func:`hub.envs.copy_helper.run_split`), when torch may use more than one thread."""
+
+
 def stack_tensors(
     tensors: Sequence[torch.Tensor], dim: int, out: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """``torch.stack(tensors, dim, out=out)``, copied in the calling thread when it is big."""
+    """``torch.stack(tensors, dim, out=out)``, copied with numpy when it is big: in the calling
+    thread, and from :data:`SPLIT_MIN_BYTES` on half of it in a helper thread."""
     first = tensors[0]
     if _serial(first) and (out is None or out.device.type == "cpu"):
         arrays = _arrays(tensors)
         if arrays is not None:
+            n = len(arrays)
             if out is None:
-                shape = first.shape[:dim] + (len(tensors),) + first.shape[dim:]
-                out = empty_cpu(shape, first.dtype)
-            np.stack(arrays, axis=dim, out=out.numpy())
+                out = empty_cpu(first.shape[:dim] + (n,) + first.shape[dim:], first.dtype)
+            target = out.numpy()
+            if n < 2 or first.numel() * first.element_size() * n < SPLIT_MIN_BYTES:
+                np.stack(arrays, axis=dim, out=target)
+                return out
+            half = n // 2
+            lead = (slice(None),) * dim
+            run_split(
+                lambda: np.stack(arrays[:half], axis=dim, out=target[(*lead, slice(0, half))]),
+                lambda: np.stack(arrays[half:], axis=dim, out=target[(*lead, slice(half, n))]),
+            )
             return out
     if out is None:
         return torch.stack(list(tensors), dim)

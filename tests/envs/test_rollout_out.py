@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -237,3 +239,20 @@ def test_lazy_rollouts_are_not_chunked():
     data = _rollout(env, CHUNK + 1, return_contiguous=False)
     assert isinstance(data, LazyStackedTensorDict)
     assert len(data.tensordicts) == CHUNK + 1
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_big_stacks_split_with_the_helper_thread_match_torch_stack(dim):
+    """From SPLIT_MIN_BYTES on, half of a stack is copied by the helper thread (odd counts,
+    every dim, into a strided view of a bigger buffer)."""
+    cols = serial_ops.SPLIT_MIN_BYTES // (7 * 4) + 1  # 7 tensors of 4 rows: just over the size
+    tensors = [torch.full((4, cols), i, dtype=torch.uint8) for i in range(7)]
+    assert torch.equal(stack_tensors(tensors, dim), torch.stack(tensors, dim))
+    if torch.get_num_threads() > 1:  # else torch copies alone, serially
+        assert any(t.name == "hub-copy" for t in threading.enumerate())
+    expected = torch.stack(tensors, dim)
+    big = torch.zeros(*expected.shape[:dim], 9, *expected.shape[dim + 1 :], dtype=torch.uint8)
+    view = big.narrow(dim, 1, 7)
+    stack_tensors(tensors, dim, out=view)
+    assert torch.equal(view, expected)
+    assert int(big.narrow(dim, 0, 1).sum()) == 0 and int(big.narrow(dim, 8, 1).sum()) == 0
