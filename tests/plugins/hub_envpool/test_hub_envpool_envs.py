@@ -266,16 +266,16 @@ def test_errors_for_people():
 
 
 def _step_until_an_episode_ends(env, pool, n):
-    """Step ``env`` and the raw ``pool`` (same seed) with action 0 until an episode ends;
-    the done mask, hub's next input and the pool's last observation."""
+    """Step ``env`` and the raw ``pool`` (same seed) with action 0, checking they agree, until
+    an episode ends; the done mask and hub's next input."""
     zeros = np.zeros(n, dtype=np.int32)
     td = env.reset()
     for _ in range(100):
         td = env.step_mdp(env.step(td.set("action", torch.zeros(n, dtype=torch.int64))))
-        obs = pool.step(zeros)[0]
+        np.testing.assert_array_equal(td["observation"].numpy(), pool.step(zeros)[0])
         done = td["done"].squeeze(-1).numpy()
         if done.any():
-            return done.copy(), td, obs
+            return done.copy(), td
     raise AssertionError("no episode ended")
 
 
@@ -304,7 +304,7 @@ def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
     env.set_seed(5)
     pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5)
     pool.reset()
-    done, td, _ = _step_until_an_episode_ends(env, pool, n)
+    done, td = _step_until_an_episode_ends(env, pool, n)
     assert env._ep_runner.inflight is not None  # the reset is under way
     ended = np.flatnonzero(done).astype(np.int32)
     first = pool.reset(ended)[0]  # what the early reset computes
