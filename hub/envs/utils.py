@@ -1,5 +1,5 @@
 """Helpers around the env contract: ``step_mdp``, ``terminated_or_truncated``, ``RandomPolicy``,
-``make_composite_from_td``, ``prebuilt_tensordict``.
+``make_composite_from_td``, ``prebuilt_tensordict``, ``out_arrays``.
 
 Example:
     >>> import torch
@@ -12,8 +12,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+import numpy as np
 import torch
 from tensordict import TensorDictBase
 
@@ -26,6 +28,7 @@ __all__ = [
     "RandomPolicy",
     "make_composite_from_td",
     "prebuilt_tensordict",
+    "out_arrays",
 ]
 
 NestedKey = str | tuple[str, ...]
@@ -230,3 +233,29 @@ def prebuilt_tensordict(
         torch.Size([4])
     """
     return new_td(data, batch_size, device)
+
+
+def out_arrays(
+    out: Mapping[Any, torch.Tensor], wanted: Mapping[Any, tuple[Sequence[int], torch.dtype]]
+) -> dict[Any, np.ndarray] | None:
+    """numpy views of the tensors of a ``step_into`` ``out``, for an env's ``_step_into`` that
+    copies its backend's arrays in with numpy; ``None`` (take the ``_step`` path) unless
+    ``out`` holds exactly the ``wanted`` keys, each a CPU tensor of the wanted shape and dtype.
+
+    Example:
+        >>> import torch
+        >>> out = {"reward": torch.zeros(2, 1)}
+        >>> out_arrays(out, {"reward": ((2, 1), torch.float32)})["reward"].shape
+        (2, 1)
+        >>> out_arrays(out, {"reward": ((2, 1), torch.float64)}) is None
+        True
+    """
+    if set(out) != set(wanted):
+        return None
+    arrays = {}
+    for key, tensor in out.items():
+        shape, dtype = wanted[key]
+        if tensor.shape != tuple(shape) or tensor.dtype != dtype or tensor.device.type != "cpu":
+            return None
+        arrays[key] = tensor.numpy()
+    return arrays

@@ -32,7 +32,7 @@ from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub.batching import AsyncCallError
-from hub.envs.utils import prebuilt_tensordict
+from hub.envs.utils import out_arrays, prebuilt_tensordict
 from hub.specs import Categorical, Composite, Unbounded
 from hub_envpool import compat, specs
 from hub_envpool.actions import make_action_writer
@@ -42,6 +42,7 @@ __all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
 
 
 _INT32 = 2**31
+_FLAG_NAMES = ("done", "terminated", "truncated")
 
 
 class MultiThreadedEnvWrapper(hub.EnvWrapper):
@@ -291,7 +292,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         targets = cached[1]
         if targets is None:
             return NotImplemented
-        obs_targets, reward, done_out, terminated, truncated = targets
+        obs_targets, reward, done_out, terminated, truncated = targets  # _FLAG_NAMES' order
         action = self._ep_write_action(tensordict.get("action"))
         states, done, trunc = runner.step_arrays(action, None)
         copyto = np.copyto
@@ -308,26 +309,17 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         reward, done, terminated, truncated)``, or ``None`` when ``out`` is not exactly the
         step's entries with their specs' shapes and dtypes, on the CPU."""
         obs_slots = self._ep_runner.obs_slots
-        names = ("reward", "done", "terminated", "truncated")
-        if set(out) != {key for key, _ in obs_slots} | set(names):
-            return None
         spec = self.full_observation_spec
-        wanted = {key: spec[key] for key, _ in obs_slots}
-        wanted.update({"reward": self.full_reward_spec["reward"]})
-        wanted.update({name: self.full_done_spec[name] for name in names[1:]})
-        arrays = {}
-        for key, tensor in out.items():
-            want = wanted[key]
-            if (
-                tensor.shape != want.shape
-                or tensor.dtype != want.dtype
-                or tensor.device.type != "cpu"
-                or not tensor.is_contiguous()
-            ):
-                return None
-            arrays[key] = tensor.numpy()
+        wanted = {key: (spec[key].shape, spec[key].dtype) for key, _ in obs_slots}
+        wanted["reward"] = (self.reward_spec.shape, self.reward_spec.dtype)
+        for name in _FLAG_NAMES:
+            flag = self.full_done_spec[name]
+            wanted[name] = (flag.shape, flag.dtype)
+        arrays = out_arrays(out, wanted)
+        if arrays is None:
+            return None
         obs = [(i, arrays[key]) for key, i in obs_slots]
-        return (obs, *(arrays[name] for name in names))
+        return (obs, arrays["reward"], *(arrays[name] for name in _FLAG_NAMES))
 
     def _reset_finished(self, next_input: TensorDictBase) -> None:
         """Reset the envs whose episode ended at the step just taken (``step_and_maybe_reset``

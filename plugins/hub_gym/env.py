@@ -25,6 +25,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 import hub
+from hub.envs.utils import out_arrays
 from hub.specs import Bounded, Composite, Unbounded
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
@@ -36,6 +37,9 @@ from hub_gym.info import InfoDictReader
 __all__ = ["GymWrapper", "GymEnv"]
 
 from_numpy = torch.from_numpy
+
+_DIRECT_NAMES = ("observation", "reward", "terminated", "truncated", "done")
+"""The entries :meth:`GymWrapper._step_into` writes, in the order of its arrays."""
 
 _CONTAINERS = ("Dict", "Tuple")
 
@@ -318,32 +322,30 @@ class GymWrapper(hub.GymLikeEnv):
 
     def _direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[np.ndarray, ...] | None:
         """Numpy views of ``out`` for :meth:`_step_into`, or ``None`` when it does not apply."""
-        names = ("observation", "reward", "terminated", "truncated", "done")
         if (
             self._vector is not None
             or self.from_pixels
             or self.device not in (None, torch.device("cpu"))
             or type(self._obs_space).__name__ != "Box"
-            or set(out) != set(names)
         ):
             return None
         spec = self.full_observation_spec["observation"]
         if not isinstance(spec, (Bounded, Unbounded)) or -1 in spec.shape:
             return None
-        wanted = {
-            "observation": (tuple(spec.shape), spec.dtype),
-            "reward": ((1,), torch.float32),
-            "terminated": ((1,), torch.bool),
-            "truncated": ((1,), torch.bool),
-            "done": ((1,), torch.bool),
-        }
-        arrays = []
-        for name in names:
-            tensor = out[name]
-            if (tuple(tensor.shape), tensor.dtype) != wanted[name] or tensor.device.type != "cpu":
-                return None
-            arrays.append(tensor.numpy())
-        return tuple(arrays)
+        flag = ((1,), torch.bool)
+        arrays = out_arrays(
+            out,
+            {
+                "observation": (spec.shape, spec.dtype),
+                "reward": ((1,), torch.float32),
+                "terminated": flag,
+                "truncated": flag,
+                "done": flag,
+            },
+        )
+        if arrays is None:
+            return None
+        return tuple(arrays[name] for name in _DIRECT_NAMES)
 
     def _to_device(self, out: dict[str, Any]) -> dict[str, Any]:
         if self.device is None:
