@@ -187,13 +187,10 @@ class Worker:
         poller.register(cmd_fd, select.POLLIN)
         wait_ms = int(PARENT_CHECK_S * 1000)
         step, read, write, fused = self.step, os.read, os.write, sig.STEP_RESET
-        spinner = sig.Spinner(self.spin_wait) if self.spin_wait > 0 else None
+        spinner = sig.Spinner(self.spin_wait)  # spin_wait=0: straight to the blocking poll
         while True:
-            if spinner is None:  # spin_wait=0: one blocking poll, as before polling existed
-                ready = poller.poll(wait_ms)
-            else:
-                ready = spinner.poll(poller) or poller.poll(wait_ms)
-                spinner.done()
+            ready = spinner.poll(poller) or poller.poll(wait_ms)
+            spinner.done()
             if not ready:
                 if _parent_alive(self.parent_pid):
                     continue

@@ -49,8 +49,8 @@ class _Helper:
                 finished.set()
 
     def run(self, first: Job, second: Job) -> bool:
-        """Run ``second`` here and ``first`` in the caller; ``False`` (nothing run) when
-        another thread is using the helper."""
+        """Run ``second`` in the helper thread and ``first`` in the calling thread; ``False``
+        (nothing run) when another thread is using the helper."""
         if not self.busy.acquire(blocking=False):
             return False
         try:

@@ -76,15 +76,18 @@ class PoolRunner:
         self.flag_shape = (1,) if unbatched else (self.batch_size, 1)
         self.all_ids = np.arange(num_workers, dtype=np.int32)
         self.obs_slots = layout.observations
+        # the slots a reset's rows are read from (see merge): observations and env ids
+        self.reset_slots = (*(i for _, i in layout.observations), layout.env_id)
         self.raw: RawCalls | None = None
+        self.inflight: np.ndarray | None = None  # env ids whose reset was sent, not received
         self.detach()
 
     # ------------------------------------------------------------------ the pool
     def attach(self, raw: RawCalls) -> None:
         """Use the C++ calls of a (new) pool; every env must be reset before it is stepped."""
         self.raw = raw
-        self.inflight: np.ndarray | None = None  # env ids whose reset was sent, not received
-        self.fresh: list[Any] | None = None  # its output, received and not yet used
+        self.inflight = None
+        self.fresh: list[Any] | None = None  # an early reset's output, received, not yet used
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
         self.last: list[Any] | None = None
@@ -93,7 +96,7 @@ class PoolRunner:
     def detach(self) -> None:
         """Forget the pool (it is about to be closed or rebuilt): first collect a reset still
         under way, so that EnvPool is not closed in the middle of it."""
-        if getattr(self, "inflight", None) is not None and self.raw is not None:
+        if self.inflight is not None and self.raw is not None:
             with contextlib.suppress(Exception):  # a broken pool is being closed anyway
                 self.raw.recv()
         self.raw = None
@@ -212,14 +215,14 @@ class PoolRunner:
         """The observation and env id arrays of EnvPool's output ``rows`` at the rows ``keep``
         (``None`` in the other slots: a reset reads nothing else)."""
         out: list[Any] = [None] * len(rows)
-        for i in (*(i for _, i in self.obs_slots), self.layout.env_id):
+        for i in self.reset_slots:
             out[i] = rows[i][keep]
         return out
 
     def _concat(self, rows: list[Any], more: list[Any]) -> list[Any]:
         """The observation and env id arrays of two outputs of resets, one after the other."""
         out: list[Any] = [None] * len(rows)
-        for i in (*(i for _, i in self.obs_slots), self.layout.env_id):
+        for i in self.reset_slots:
             out[i] = np.concatenate([rows[i], more[i]])
         return out
 
