@@ -5,6 +5,13 @@ order, with the same pre-drawn actions everywhere:
 
 * ``raw_step``: EnvPool's own ``step(actions)`` loop (its autoreset inside; the baseline);
 * ``raw_cpp``: EnvPool's C++ ``_send``/``_recv`` without its Python layer (what hub calls);
+* ``raw_cpp_copies``: the same, keeping every step's observations and copying them into a
+  rollout-shaped buffer every 100 steps, twice (``observation`` and ``("next",
+  "observation")``), with hub's own stacking function: the cost of a rollout's data with no
+  Python layer at all, the ceiling of any rollout;
+* ``td_floor_loop``: the least a TensorDict-speaking loop does per step: the policy writes the
+  action into a tensordict, the action goes to EnvPool as its dtype, and the observation and
+  done flags come back in a new tensordict (no reward, no ``"next"``, EnvPool's own autoreset);
 * ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(100, policy)`` calls,
   each going on from the last (as a collector does);
 * ``hub_rollout_out``: the same, each call writing into the previous call's output
@@ -70,14 +77,20 @@ def _timed(run: Callable[[int], None], steps: int) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------- raw EnvPool
-def raw_cases(task: str, num_envs: int, actions: np.ndarray) -> dict[str, Callable[[int], None]]:
-    """EnvPool's ``step`` loop and its C++ ``_send``/``_recv`` loop."""
+def raw_cases(
+    task: str, num_envs: int, actions: np.ndarray, actions_t: torch.Tensor
+) -> dict[str, Callable[[int], None]]:
+    """EnvPool's ``step`` loop, its C++ ``_send``/``_recv`` loop, and two references built on
+    the C++ loop: with a rollout's copies, and with the least TensorDict work."""
     import envpool
 
     pool = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
     pool.reset()
     ids = np.arange(num_envs, dtype=np.int32)
     index = {"t": 0}
+    keys = list(pool._state_keys)
+    obs_slot, done_slot, trunc_slot = (keys.index(k) for k in ("obs", "done", "trunc"))
+    buffers: dict[str, torch.Tensor] = {}
 
     def step(steps: int) -> None:
         t = index["t"]
@@ -93,7 +106,67 @@ def raw_cases(task: str, num_envs: int, actions: np.ndarray) -> dict[str, Callab
             recv()
         index["t"] = t + steps
 
-    return {"raw_step": step, "raw_cpp": cpp}
+    def cpp_copies(steps: int) -> None:
+        from hub.envs.serial_ops import empty_cpu, stack_tensors
+
+        t = index["t"]
+        send, recv = pool._send, pool._recv
+        last = buffers.get("last")
+        for start in range(0, steps, CHUNK):
+            n = min(CHUNK, steps - start)
+            frames, next_frames = [], []
+            for i in range(n):
+                send([ids, ids, actions[(t + start + i) % len(actions)]])
+                obs = torch.from_numpy(recv()[obs_slot])
+                frames.append(obs if last is None else last)
+                next_frames.append(obs)
+                last = obs
+            for name, column in (("obs", frames), ("next", next_frames)):
+                shape = (num_envs, n, *column[0].shape[1:])
+                out = buffers.get(f"{name}{n}")
+                if out is None:
+                    out = buffers[f"{name}{n}"] = empty_cpu(shape, column[0].dtype)
+                stack_tensors(column, 1, out=out)
+        buffers["last"] = last
+        index["t"] = t + steps
+
+    def td_floor(steps: int) -> None:
+        from hub.envs.utils import prebuilt_tensordict
+
+        t = index["t"]
+        send, recv = pool._send, pool._recv
+        batch = torch.Size([num_envs])
+        dtype = actions.dtype
+        td = buffers.get("td")
+        if td is None:
+            send([ids, ids, actions[0]])
+            first = recv()[obs_slot]
+            td = prebuilt_tensordict({"observation": torch.from_numpy(first)}, batch)
+        for i in range(steps):
+            td.set("action", actions_t[(t + i) % len(actions_t)])  # the policy
+            send([ids, ids, td.get("action").numpy().astype(dtype)])
+            states = recv()
+            done, trunc = states[done_slot], states[trunc_slot]
+            flags = np.stack([done, np.greater(done, trunc), trunc]).reshape(3, num_envs, 1)
+            flag_done, terminated, truncated = torch.from_numpy(flags).unbind(0)
+            td = prebuilt_tensordict(
+                {
+                    "observation": torch.from_numpy(states[obs_slot]),
+                    "done": flag_done,
+                    "terminated": terminated,
+                    "truncated": truncated,
+                },
+                batch,
+            )
+        buffers["td"] = td
+        index["t"] = t + steps
+
+    return {
+        "raw_step": step,
+        "raw_cpp": cpp,
+        "raw_cpp_copies": cpp_copies,
+        "td_floor_loop": td_floor,
+    }
 
 
 # ---------------------------------------------------------------------- hub
@@ -218,7 +291,7 @@ def run_round(
     actions = rng.integers(0, n_actions, size=(steps, num_envs)).astype(np.int32)
     actions_t = torch.from_numpy(actions.astype(np.int64))
     cases: dict[str, Callable[[int], None]] = {}
-    cases.update(raw_cases(task, num_envs, actions))
+    cases.update(raw_cases(task, num_envs, actions, actions_t))
     cases.update(hub_cases(task, num_envs, actions_t))
     cases.update(torchrl_cases(task, num_envs, actions_t, notes))
     names = list(cases)
