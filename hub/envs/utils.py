@@ -1,5 +1,5 @@
 """Helpers around the env contract: ``step_mdp``, ``terminated_or_truncated``, ``RandomPolicy``,
-``make_composite_from_td``, ``prebuilt_tensordict``, ``out_arrays``.
+``make_composite_from_td``, ``prebuilt_tensordict``, ``out_arrays``, ``targets_for_out``.
 
 Example:
     >>> import torch
@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ __all__ = [
     "make_composite_from_td",
     "prebuilt_tensordict",
     "out_arrays",
+    "targets_for_out",
 ]
 
 NestedKey = str | tuple[str, ...]
@@ -259,3 +260,25 @@ def out_arrays(
             return None
         arrays[key] = tensor.numpy()
     return arrays
+
+
+def targets_for_out(owner: Any, name: str, out: Any, build: Callable[[Any], Any]) -> Any:
+    """What ``build(out)`` returns, kept in ``owner``'s attribute ``name`` while the same ``out``
+    comes back: an env's ``_step_into`` derives its targets (say, :func:`out_arrays`) once per
+    ``out`` dict, and a ``ParallelEnv`` worker passes the same buffers at every step.
+
+    Example:
+        >>> class Env:
+        ...     pass
+        >>> env, out, calls = Env(), {}, []
+        >>> build = lambda o: calls.append(1) or len(calls)
+        >>> targets_for_out(env, "_targets", out, build), targets_for_out(env, "_targets", out, build)
+        (1, 1)
+        >>> targets_for_out(env, "_targets", {}, build)  # another dict: built again
+        2
+    """
+    cached = owner.__dict__.get(name)
+    if cached is None or cached[0] is not out:
+        cached = (out, build(out))
+        setattr(owner, name, cached)
+    return cached[1]

@@ -32,7 +32,7 @@ from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub.batching import AsyncCallError
-from hub.envs.utils import out_arrays, prebuilt_tensordict
+from hub.envs.utils import out_arrays, prebuilt_tensordict, targets_for_out
 from hub.specs import Categorical, Composite, Unbounded
 from hub_envpool import compat, specs
 from hub_envpool.actions import make_action_writer
@@ -286,10 +286,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         runner = self._ep_runner
         if runner.raw is None or self.is_async or runner.move is not None or self._ep_nested:
             return NotImplemented
-        cached = self.__dict__.get("_ep_direct")
-        if cached is None or cached[0] is not out:
-            cached = self._ep_direct = (out, self._ep_direct_targets(out))
-        targets = cached[1]
+        targets = targets_for_out(self, "_ep_direct", out, self._ep_direct_targets)
         if targets is None:
             return NotImplemented
         obs_targets, reward, done_out, terminated, truncated = targets  # _FLAG_NAMES' order

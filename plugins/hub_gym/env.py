@@ -25,7 +25,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 import hub
-from hub.envs.utils import out_arrays
+from hub.envs.utils import out_arrays, targets_for_out
 from hub.specs import Bounded, Composite, Unbounded
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
@@ -302,10 +302,7 @@ class GymWrapper(hub.GymLikeEnv):
         observation, no pixels and no info readers; anything else goes through ``_step``."""
         if self.info_dict_reader:
             return NotImplemented
-        cached = self.__dict__.get("_direct_arrays")
-        if cached is None or cached[0] is not out:
-            cached = self._direct_arrays = (out, self._direct_targets(out))
-        arrays = cached[1]
+        arrays = targets_for_out(self, "_direct_arrays", out, self._direct_targets)
         if arrays is None:
             return NotImplemented
         obs_array, reward_array, term_array, trunc_array, done_array = arrays
