@@ -12,6 +12,10 @@ order, with the same pre-drawn actions everywhere:
 * ``td_floor_loop``: the least a TensorDict-speaking loop does per step: the policy writes the
   action into a tensordict, the action goes to EnvPool as its dtype, and the observation and
   done flags come back in a new tensordict (no reward, no ``"next"``, EnvPool's own autoreset);
+* ``td_floor_rollout``: that loop with a rollout's data (the reward too), stacked every 100
+  steps into one reused buffer as ``rollout(out=)`` does, with hub's stacking function: the
+  least a TensorDict rollout into ``out=`` can cost here; ``td_floor_rollout_new`` stacks
+  into new memory instead, as ``rollout`` without ``out=`` does;
 * ``hub_rollout``: ``hub.make_env("envpool:<task>", num_envs=N).rollout(100, policy)`` calls,
   each going on from the last (as a collector does);
 * ``hub_rollout_out``: the same, each call writing into the previous call's output
@@ -32,7 +36,7 @@ the summary gives the median over rounds. The machine may be shared: read the ra
 
 Usage:
     python benchmarks/bench_envpool.py [--tasks Pong-v5 CartPole-v1] [--rounds 3]
-        [--num-envs 8] [--out benchmarks/results/envpool.json]
+        [--num-envs 8] [--steps N] [--cases NAME ...] [--out benchmarks/results/envpool.json]
 
 Example:
     /tmp/benchvenv/bin/python benchmarks/bench_envpool.py --rounds 3
@@ -84,8 +88,8 @@ def _timed(run: Callable[[int], None], steps: int) -> tuple[float, float]:
 def raw_cases(
     task: str, num_envs: int, actions: np.ndarray, actions_t: torch.Tensor
 ) -> dict[str, Callable[[int], None]]:
-    """EnvPool's ``step`` loop, its C++ ``_send``/``_recv`` loop, and two references built on
-    the C++ loop: with a rollout's copies, and with the least TensorDict work."""
+    """EnvPool's ``step`` loop, its C++ ``_send``/``_recv`` loop, and three references built on
+    the C++ loop: with a rollout's copies, with the least TensorDict work, and with both."""
     import envpool
 
     pool = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
@@ -93,7 +97,9 @@ def raw_cases(
     ids = np.arange(num_envs, dtype=np.int32)
     index = {"t": 0}
     keys = list(pool._state_keys)
-    obs_slot, done_slot, trunc_slot = (keys.index(k) for k in ("obs", "done", "trunc"))
+    obs_slot, done_slot, trunc_slot, reward_slot = (
+        keys.index(k) for k in ("obs", "done", "trunc", "reward")
+    )
     buffers: dict[str, torch.Tensor] = {}
 
     def step(steps: int) -> None:
@@ -165,11 +171,65 @@ def raw_cases(
         buffers["td"] = td
         index["t"] = t + steps
 
+    def td_floor_rollout(steps: int, reuse: bool = True) -> None:
+        from hub.envs.serial_ops import empty_cpu, stack_tensors
+        from hub.envs.utils import prebuilt_tensordict
+
+        t = index["t"]
+        send, recv = pool._send, pool._recv
+        batch = torch.Size([num_envs])
+        dtype = actions.dtype
+        td = buffers.get("rollout_td")
+        if td is None:
+            send([ids, ids, actions[0]])
+            first = recv()[obs_slot]
+            td = prebuilt_tensordict({"observation": torch.from_numpy(first)}, batch)
+        names = ("observation", "done", "terminated", "truncated", "reward")
+        for start in range(0, steps, CHUNK):
+            n = min(CHUNK, steps - start)
+            kept = [td]
+            for i in range(n):
+                td.set("action", actions_t[(t + start + i) % len(actions_t)])  # the policy
+                send([ids, ids, td.get("action").numpy().astype(dtype)])
+                states = recv()
+                done, trunc = states[done_slot], states[trunc_slot]
+                flags = np.stack([done, np.greater(done, trunc), trunc]).reshape(3, num_envs, 1)
+                flag_done, terminated, truncated = torch.from_numpy(flags).unbind(0)
+                td = prebuilt_tensordict(
+                    {
+                        "observation": torch.from_numpy(states[obs_slot]),
+                        "done": flag_done,
+                        "terminated": terminated,
+                        "truncated": truncated,
+                        "reward": torch.from_numpy(states[reward_slot]).reshape(num_envs, 1),
+                    },
+                    batch,
+                )
+                kept.append(td)
+            columns = {
+                "observation": [k.get("observation") for k in kept[:-1]],
+                "action": [k.get("action") for k in kept[:-1]],
+            }
+            columns.update({("next", name): [k.get(name) for k in kept[1:]] for name in names})
+            for key, column in columns.items():
+                if not reuse:  # new memory, as rollout() without out= takes
+                    stack_tensors(column, 1)
+                    continue
+                shape = (num_envs, n, *column[0].shape[1:])
+                out = buffers.get((key, n))
+                if out is None:
+                    out = buffers[(key, n)] = empty_cpu(shape, column[0].dtype)
+                stack_tensors(column, 1, out=out)
+        buffers["rollout_td"] = td
+        index["t"] = t + steps
+
     return {
         "raw_step": step,
         "raw_cpp": cpp,
         "raw_cpp_copies": cpp_copies,
         "td_floor_loop": td_floor,
+        "td_floor_rollout": td_floor_rollout,
+        "td_floor_rollout_new": lambda steps: td_floor_rollout(steps, reuse=False),
     }
 
 
@@ -284,10 +344,16 @@ def torchrl_cases(
 
 # ---------------------------------------------------------------------- driver
 def run_round(
-    task: str, num_envs: int, steps: int, round_index: int, notes: dict[str, Any]
+    task: str,
+    num_envs: int,
+    steps: int,
+    round_index: int,
+    notes: dict[str, Any],
+    only: list[str] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """One round of every case for ``task``: env-steps/s, and main-thread CPU microseconds
-    per batch step, by case."""
+    """One round of every case for ``task`` (or of the cases named in ``only``, with
+    ``raw_step``, the baseline, always): env-steps/s, and main-thread CPU microseconds per batch
+    step, by case."""
     import envpool
 
     rng = np.random.default_rng(round_index)
@@ -296,8 +362,15 @@ def run_round(
     actions_t = torch.from_numpy(actions.astype(np.int64))
     cases: dict[str, Callable[[int], None]] = {}
     cases.update(raw_cases(task, num_envs, actions, actions_t))
-    cases.update(hub_cases(task, num_envs, actions_t))
-    cases.update(torchrl_cases(task, num_envs, actions_t, notes))
+    if only is None or any(name.startswith("hub_") for name in only):
+        cases.update(hub_cases(task, num_envs, actions_t))
+    if only is None or any(name.startswith("torchrl_") for name in only):
+        cases.update(torchrl_cases(task, num_envs, actions_t, notes))
+    if only is not None:
+        unknown = sorted(set(only) - set(cases))
+        if unknown:
+            raise SystemExit(f"unknown case(s) {unknown}; the cases are {sorted(cases)}")
+        cases = {name: run for name, run in cases.items() if name == "raw_step" or name in only}
     names = list(cases)
     shift = round_index % len(names)
     order = names[shift:] + names[:shift]
@@ -358,6 +431,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=None, help="batch steps per run")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--cases", nargs="+", default=None, help="run only these cases (raw_step always runs)"
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     results: dict[str, Any] = {
@@ -373,7 +449,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         loads = []
         for r in range(args.rounds):
             loads.append(os.getloadavg()[0])
-            rates, cpu_us = run_round(task, args.num_envs, steps, r, notes)
+            rates, cpu_us = run_round(task, args.num_envs, steps, r, notes, args.cases)
             rounds.append(rates)
             cpu.append(cpu_us)
             print(f"{task} round {r}: " + ", ".join(f"{k} {v:,.0f}" for k, v in rates.items()))
