@@ -596,6 +596,10 @@ class EnvBase(metaclass=_EnvMeta):
 
     # ------------------------------------------------------------------ step
     def _check_actions(self, tensordict: TensorDictBase) -> None:
+        """Raise :class:`~hub.errors.SpecMismatchError` when an action entry of ``tensordict``
+        is missing or does not have its spec's shape and dtype (and, with ``checks``, when it is
+        out of bounds): what :meth:`step` checks first. For subclasses that step their backend
+        outside :meth:`step` (see :meth:`_plain_step_ok`)."""
         locked = self.batch_locked
         for key, spec, shape, event_shape, dtype in self._action_checks:
             value = fast_get(tensordict, key)
@@ -611,6 +615,26 @@ class EnvBase(metaclass=_EnvMeta):
                 raise SpecMismatchError(key, spec, _checks.describe(value), where="step")
             if self.checks:
                 _checks.check_action_bounds(self, key, spec, value, tensordict)
+
+    def _plain_step_ok(self, tensordict: TensorDictBase) -> bool:
+        """Whether stepping ``tensordict`` needs none of :meth:`step`'s generic work: the env is
+        open with its keys computed, runs no ``checks`` and no ``auto_reset``, and
+        ``tensordict`` is a plain ``TensorDict`` of the env's batch size with no ``"_step"``
+        mask.
+
+        For a subclass that writes a lean ``step_and_maybe_reset`` for its backend: it calls
+        this and :meth:`_check_actions` first, and ``super().step_and_maybe_reset`` when this is
+        ``False`` (see docs/plugins.md).
+        """
+        return (
+            self._keys_ready
+            and not self._closed
+            and not self.checks
+            and not self.auto_reset
+            and type(tensordict) is TensorDict
+            and fast_batch_size(tensordict) == self._batch_size
+            and fast_get(tensordict, "_step") is None
+        )
 
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Apply the action in ``tensordict`` and write the result under ``tensordict["next"]``.

@@ -214,11 +214,20 @@ def run_rollout(
         if out is not None:
             _check_out(out, dim, max_steps)
         steps = _StepStore(dim, return_contiguous, out)
+        # a rollout that cannot stop early and has no callback steps as a collector's loop does,
+        # through step_and_maybe_reset (the same calls as below, where an env may fuse them)
+        nonstop = not (break_when_any_done or break_when_all_done) and callback is None
+        last = max_steps - 1
         any_step = False
         for i in range(max_steps):
             result = policy(td)
             if result is not None:
                 td = result
+            if nonstop and i < last:
+                td, next_td = env.step_and_maybe_reset(td)
+                steps.append(td)
+                td = next_td
+                continue
             if break_when_all_done and any_step:
                 done = _root_done(env, td)
                 if bool(done.any()):
@@ -230,7 +239,7 @@ def run_rollout(
             any_step = True
             if callback is not None:
                 callback(env, td)
-            if i == max_steps - 1:
+            if i == last:
                 break
             next_td = env.step_mdp(td)
             if break_when_any_done:

@@ -124,6 +124,26 @@ def test_rollout_policy_and_callback():
     assert calls == [True, True, True]
 
 
+def test_nonstop_rollout_steps_through_step_and_maybe_reset():
+    class Counted(CountingEnv):
+        fused = 0
+
+        def step_and_maybe_reset(self, tensordict):
+            Counted.fused += 1
+            return super().step_and_maybe_reset(tensordict)
+
+    env = Counted(max_steps=3, batch_size=[2])
+    data = env.rollout(7, break_when_any_done=False)
+    assert Counted.fused == 6  # every step but the last, which resets nothing
+    # the steps and resets are those of the step / step_mdp / reset loop
+    assert data["next", "observation"][0].squeeze(-1).tolist() == [1, 2, 3, 1, 2, 3, 1]
+    assert data["observation"][0].squeeze(-1).tolist() == [0, 1, 2, 0, 1, 2, 0]
+    Counted.fused = 0
+    env.rollout(7)  # may stop early: the step loop
+    env.rollout(7, break_when_any_done=False, callback=lambda e, td: None)  # a callback: too
+    assert Counted.fused == 0
+
+
 def test_rollout_not_contiguous_is_lazy():
     data = CountingEnv().rollout(3, return_contiguous=False)
     assert type(data).__name__ == "LazyStackedTensorDict"

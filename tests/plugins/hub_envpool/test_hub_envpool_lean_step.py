@@ -1,0 +1,124 @@
+"""The EnvPool env's one-function ``step_and_maybe_reset``: the same data as the generic path
+(``step``, ``step_mdp``, ``_reset_finished``), and the generic path wherever the common case
+does not hold."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hub_envpool import MultiThreadedEnv
+from tensordict import TensorDict
+
+import hub
+from hub.errors import SpecMismatchError
+
+
+def _make(task: str, n: int, **kwargs) -> MultiThreadedEnv:
+    return hub.make_env(
+        f"envpool:{task}", num_envs=n, seed=3, categorical_action_encoding=True, **kwargs
+    )
+
+
+def _count_step_calls(env: MultiThreadedEnv) -> list[int]:
+    """Count the calls of ``env._step`` (the generic path's; the lean path does not call it)."""
+    calls = [0]
+    step = env._step
+
+    def counted(td):
+        calls[0] += 1
+        return step(td)
+
+    env._step = counted  # on the instance: the class's methods, which _ep_lean checks, stay
+    return calls
+
+
+def _loop(env: MultiThreadedEnv, actions: torch.Tensor) -> list[tuple[TensorDict, TensorDict]]:
+    td = env.reset()
+    out = []
+    for action in actions:
+        td.set("action", action)
+        data, td = env.step_and_maybe_reset(td)
+        out.append((data.clone(), td.clone()))
+    return out
+
+
+@pytest.mark.parametrize("task, n, steps", [("CartPole-v1", 4, 300), ("Pong-v5", 2, 40)])
+def test_lean_path_gives_the_generic_paths_data_across_episode_ends(task, n, steps):
+    lean, generic = _make(task, n), _make(task, n)
+    generic._ep_lean = False
+    lean_calls, generic_calls = _count_step_calls(lean), _count_step_calls(generic)
+    torch.manual_seed(0)
+    actions = lean.full_action_spec["action"].rand((steps,))
+    got, want = _loop(lean, actions), _loop(generic, actions)
+    assert lean_calls[0] == 0 and generic_calls[0] == steps  # each went its own way
+    ended = 0
+    for (data, nxt), (data_ref, nxt_ref) in zip(got, want):
+        assert set(data.keys(True, True)) == set(data_ref.keys(True, True))
+        assert (data == data_ref).all()
+        assert set(nxt.keys(True, True)) == set(nxt_ref.keys(True, True))
+        assert (nxt == nxt_ref).all()
+        assert not nxt["done"].any()  # the next input starts the new episodes
+        ended += int(data["next", "done"].sum())
+    if task == "CartPole-v1":
+        assert ended > 20
+    lean.close(), generic.close()
+
+
+def test_rollout_steps_through_the_lean_path_with_the_same_data():
+    lean, generic = _make("CartPole-v1", 4), _make("CartPole-v1", 4)
+    generic._ep_lean = False
+    lean_calls = _count_step_calls(lean)
+    torch.manual_seed(1)
+    actions = lean.full_action_spec["action"].rand((120,))
+
+    def policy_of(actions):
+        it = iter(actions)
+        return lambda td: td.set("action", next(it))
+
+    data = lean.rollout(120, policy_of(actions), break_when_any_done=False)
+    ref = generic.rollout(120, policy_of(actions), break_when_any_done=False)
+    assert lean_calls[0] == 1  # only the last step, which resets nothing, goes through step()
+    assert (data == ref).all()
+    assert int(data["next", "done"].sum()) > 5
+
+
+def test_the_generic_path_runs_where_the_common_case_does_not_hold():
+    checked = _make("CartPole-v1", 2, checks=True)
+    calls = _count_step_calls(checked)
+    td = checked.rand_action(checked.reset())
+    checked.step_and_maybe_reset(td)
+    assert calls[0] == 1  # checks on: the generic step, with its output checks
+
+    env = _make("CartPole-v1", 2)
+    calls = _count_step_calls(env)
+    td = env.rand_action(env.reset())
+    td.set("_step", torch.tensor([True, False]))
+    data, _ = env.step_and_maybe_reset(td)
+    assert calls[0] == 1  # a partial step
+    assert (data["next", "observation"][1] == td["observation"][1]).all()
+
+    class Logged(MultiThreadedEnv):
+        seen = 0
+
+        def _step(self, tensordict):
+            Logged.seen += 1
+            return super()._step(tensordict)
+
+    logged = Logged(2, "CartPole-v1", categorical_action_encoding=True)
+    assert not logged._ep_lean
+    logged.step_and_maybe_reset(logged.rand_action(logged.reset()))
+    assert Logged.seen == 1  # a subclass's _step is never bypassed
+    for e in (checked, env, logged):
+        e.close()
+
+
+def test_lean_path_checks_the_actions():
+    env = _make("CartPole-v1", 2)
+    td = env.reset()
+    td.set("action", torch.zeros(2, 1, dtype=torch.int64))  # one dim too many
+    with pytest.raises(SpecMismatchError, match="'action'"):
+        env.step_and_maybe_reset(td)
+    td.set("action", torch.zeros(2, dtype=torch.float32))  # wrong dtype
+    with pytest.raises(SpecMismatchError, match="'action'"):
+        env.step_and_maybe_reset(td)
+    env.close()
