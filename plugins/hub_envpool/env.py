@@ -296,8 +296,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         :meth:`hub.EnvBase._plain_step_ok` rules out (checks, auto-reset, a ``"_step"`` mask).
         The same checks of the actions and the same data as the generic path (``step``, then
         ``step_mdp``, then :meth:`_reset_finished`), without its dispatch: the loop of
-        collectors and of ``rollout``, where that dispatch is a fifth of the Python work of a
-        small env's step."""
+        collectors and of ``rollout``, where that dispatch is about a sixth of the Python work
+        of a small env's step (CartPole: 11.7 against 13.9 µs in a loop without EnvPool's
+        wait)."""
         runner = self._ep_runner
         if not (self._ep_lean and runner.raw is not None and self._plain_step_ok(tensordict)):
             return super().step_and_maybe_reset(tensordict)
