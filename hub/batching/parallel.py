@@ -396,13 +396,7 @@ class ParallelEnv(BatchedEnvBase):
             and self._job is None
             and self._fetched is None
             and self._fusable
-            and self._keys_ready
-            and not self._closed
-            and not self.checks
-            and not self.auto_reset
-            and type(tensordict) is TensorDict
-            and tensordict.batch_size == self._batch_size
-            and fast_get(tensordict, "_step") is None
+            and self._plain_step_ok(tensordict)
         )
 
     def _lean_step_and_maybe_reset(

@@ -1,4 +1,5 @@
-"""Fast paths into plain ``TensorDict`` objects for the env step path (core use only).
+"""Fast paths into plain ``TensorDict`` objects for the env step path (core use only;
+``fast_get`` and ``fast_set`` are public through :mod:`hub.envs.utils`).
 
 The step path reads and writes a handful of root entries per step; tensordict's public
 ``get``/``set`` parse and validate keys and values on every call. For exact ``TensorDict``
@@ -50,14 +51,40 @@ _FAST = _probe()
 
 
 def fast_get(td: TensorDictBase, key: Any, default: Any = None) -> Any:
-    """``td.get(key, default)``."""
+    """``td.get(key, default)``, about 5x faster for a plain ``TensorDict`` and a string key
+    (other tensordicts and nested keys go through ``td.get``).
+
+    Public as ``hub.envs.utils.fast_get``, for a plugin's per-step code, where tensordict's own
+    ``get`` costs more than the rest of the work on small envs.
+
+    Example:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> td = TensorDict({"action": torch.zeros(2)}, [2])
+        >>> fast_get(td, "action").shape, fast_get(td, "missing")
+        (torch.Size([2]), None)
+    """
     if _FAST and type(td) is TensorDict and type(key) is str:
         return td._tensordict.get(key, default)
     return td.get(key, default)
 
 
 def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
-    """``td.set(key, value)`` for a value whose batch dims are already right."""
+    """``td.set(key, value)`` without tensordict's checks, for a value whose leading dims are
+    already ``td``'s batch size and that is on ``td``'s device (about 7x faster for a plain,
+    unlocked ``TensorDict`` and a string key; anything else goes through ``td.set``).
+
+    Public as ``hub.envs.utils.fast_set``. Wrong input is not caught: use ``td.set`` for
+    anything not right by construction.
+
+    Example:
+        >>> import torch
+        >>> from tensordict import TensorDict
+        >>> td = TensorDict({}, [2])
+        >>> fast_set(td, "next", TensorDict({"reward": torch.ones(2, 1)}, [2]))
+        >>> td["next", "reward"].shape
+        torch.Size([2, 1])
+    """
     if _FAST and type(td) is TensorDict and type(key) is str and not td._is_locked:
         td._set_str(key, value, inplace=False, validated=True)
     else:

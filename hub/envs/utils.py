@@ -20,8 +20,7 @@ import numpy as np
 import torch
 from tensordict import TensorDictBase
 
-from hub.envs import _fast_td
-from hub.envs._fast_td import new_td
+from hub.envs._fast_td import fast_get, fast_set, new_td  # fast_get/fast_set: public here
 from hub.specs import Composite, NonTensor, TensorSpec, Unbounded
 
 __all__ = [
@@ -238,41 +237,6 @@ def prebuilt_tensordict(
         torch.Size([4])
     """
     return new_td(data, batch_size, device)
-
-
-def fast_get(td: TensorDictBase, key: Any, default: Any = None) -> Any:
-    """``td.get(key, default)``, about 5x faster for a plain ``TensorDict`` and a string key
-    (other tensordicts and nested keys go through ``td.get``).
-
-    For a plugin's per-step code, where tensordict's own ``get`` costs more than the rest of the
-    work on small envs.
-
-    Example:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> td = TensorDict({"action": torch.zeros(2)}, [2])
-        >>> fast_get(td, "action").shape, fast_get(td, "missing")
-        (torch.Size([2]), None)
-    """
-    return _fast_td.fast_get(td, key, default)
-
-
-def fast_set(td: TensorDictBase, key: Any, value: Any) -> None:
-    """``td.set(key, value)`` without tensordict's checks, for a value whose leading dims are
-    already ``td``'s batch size and that is on ``td``'s device (about 7x faster for a plain,
-    unlocked ``TensorDict`` and a string key; anything else goes through ``td.set``).
-
-    Wrong input is not caught: use ``td.set`` for anything not right by construction.
-
-    Example:
-        >>> import torch
-        >>> from tensordict import TensorDict
-        >>> td = TensorDict({}, [2])
-        >>> fast_set(td, "next", TensorDict({"reward": torch.ones(2, 1)}, [2]))
-        >>> td["next", "reward"].shape
-        torch.Size([2, 1])
-    """
-    _fast_td.fast_set(td, key, value)
 
 
 def out_arrays(
