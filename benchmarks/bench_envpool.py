@@ -101,6 +101,9 @@ def raw_cases(
     the C++ loop: with a rollout's copies, with the least TensorDict work, and with both."""
     import envpool
 
+    from hub.envs.serial_ops import empty_cpu, stack_tensors
+    from hub.envs.utils import prebuilt_tensordict
+
     pool = envpool.make(task, env_type="gymnasium", num_envs=num_envs, seed=0)
     pool.reset()
     ids = np.arange(num_envs, dtype=np.int32)
@@ -109,7 +112,9 @@ def raw_cases(
     obs_slot, done_slot, trunc_slot, reward_slot = (
         keys.index(k) for k in ("obs", "done", "trunc", "reward")
     )
-    buffers: dict[str, torch.Tensor] = {}
+    buffers: dict[Any, Any] = {}
+    send, recv = pool._send, pool._recv  # EnvPool's C++ calls, without its Python layer
+    batch = torch.Size([num_envs])
 
     def step(steps: int) -> None:
         t = index["t"]
@@ -119,17 +124,21 @@ def raw_cases(
 
     def cpp(steps: int) -> None:
         t = index["t"]
-        send, recv = pool._send, pool._recv
         for i in range(steps):
             send([ids, ids, actions[(t + i) % len(actions)]])
             recv()
         index["t"] = t + steps
 
-    def cpp_copies(steps: int) -> None:
-        from hub.envs.serial_ops import empty_cpu, stack_tensors
+    def reused(key: Any, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        """The buffer kept under ``key``, allocated at its first use (a collector's reused
+        batch buffer)."""
+        out = buffers.get(key)
+        if out is None:
+            out = buffers[key] = empty_cpu(shape, dtype)
+        return out
 
+    def cpp_copies(steps: int) -> None:
         t = index["t"]
-        send, recv = pool._send, pool._recv
         last = buffers.get("last")
         for start in range(0, steps, CHUNK):
             n = min(CHUNK, steps - start)
@@ -142,78 +151,56 @@ def raw_cases(
                 last = obs
             for name, column in (("obs", frames), ("next", next_frames)):
                 shape = (num_envs, n, *column[0].shape[1:])
-                out = buffers.get(f"{name}{n}")
-                if out is None:
-                    out = buffers[f"{name}{n}"] = empty_cpu(shape, column[0].dtype)
-                stack_tensors(column, 1, out=out)
+                stack_tensors(column, 1, out=reused(f"{name}{n}", shape, column[0].dtype))
         buffers["last"] = last
         index["t"] = t + steps
 
-    def td_floor(steps: int) -> None:
-        from hub.envs.utils import prebuilt_tensordict
-
-        t = index["t"]
-        send, recv = pool._send, pool._recv
-        batch = torch.Size([num_envs])
-        dtype = actions.dtype
-        td = buffers.get("td")
+    def floor_input(key: str) -> Any:
+        """The input a floor loop goes on from (kept under ``key``), or a first one."""
+        td = buffers.get(key)
         if td is None:
             send([ids, ids, actions[0]])
             first = recv()[obs_slot]
             td = prebuilt_tensordict({"observation": torch.from_numpy(first)}, batch)
+        return td
+
+    def floor_step(td: Any, t: int, with_reward: bool) -> Any:
+        """The least TensorDict step: the policy writes the action into ``td``, the action
+        goes to EnvPool in its dtype, the observation and done flags (and the reward) come back
+        in a new tensordict."""
+        td.set("action", actions_t[t % len(actions_t)])  # the policy
+        send([ids, ids, td.get("action").numpy().astype(actions.dtype)])
+        states = recv()
+        done, trunc = states[done_slot], states[trunc_slot]
+        flags = np.stack([done, np.greater(done, trunc), trunc]).reshape(3, num_envs, 1)
+        flag_done, terminated, truncated = torch.from_numpy(flags).unbind(0)
+        out = {
+            "observation": torch.from_numpy(states[obs_slot]),
+            "done": flag_done,
+            "terminated": terminated,
+            "truncated": truncated,
+        }
+        if with_reward:
+            out["reward"] = torch.from_numpy(states[reward_slot]).reshape(num_envs, 1)
+        return prebuilt_tensordict(out, batch)
+
+    def td_floor(steps: int) -> None:
+        t = index["t"]
+        td = floor_input("td")
         for i in range(steps):
-            td.set("action", actions_t[(t + i) % len(actions_t)])  # the policy
-            send([ids, ids, td.get("action").numpy().astype(dtype)])
-            states = recv()
-            done, trunc = states[done_slot], states[trunc_slot]
-            flags = np.stack([done, np.greater(done, trunc), trunc]).reshape(3, num_envs, 1)
-            flag_done, terminated, truncated = torch.from_numpy(flags).unbind(0)
-            td = prebuilt_tensordict(
-                {
-                    "observation": torch.from_numpy(states[obs_slot]),
-                    "done": flag_done,
-                    "terminated": terminated,
-                    "truncated": truncated,
-                },
-                batch,
-            )
+            td = floor_step(td, t + i, with_reward=False)
         buffers["td"] = td
         index["t"] = t + steps
 
     def td_floor_rollout(steps: int, reuse: bool = True) -> None:
-        from hub.envs.serial_ops import empty_cpu, stack_tensors
-        from hub.envs.utils import prebuilt_tensordict
-
         t = index["t"]
-        send, recv = pool._send, pool._recv
-        batch = torch.Size([num_envs])
-        dtype = actions.dtype
-        td = buffers.get("rollout_td")
-        if td is None:
-            send([ids, ids, actions[0]])
-            first = recv()[obs_slot]
-            td = prebuilt_tensordict({"observation": torch.from_numpy(first)}, batch)
+        td = floor_input("rollout_td")
         names = ("observation", "done", "terminated", "truncated", "reward")
         for start in range(0, steps, CHUNK):
             n = min(CHUNK, steps - start)
             kept = [td]
             for i in range(n):
-                td.set("action", actions_t[(t + start + i) % len(actions_t)])  # the policy
-                send([ids, ids, td.get("action").numpy().astype(dtype)])
-                states = recv()
-                done, trunc = states[done_slot], states[trunc_slot]
-                flags = np.stack([done, np.greater(done, trunc), trunc]).reshape(3, num_envs, 1)
-                flag_done, terminated, truncated = torch.from_numpy(flags).unbind(0)
-                td = prebuilt_tensordict(
-                    {
-                        "observation": torch.from_numpy(states[obs_slot]),
-                        "done": flag_done,
-                        "terminated": terminated,
-                        "truncated": truncated,
-                        "reward": torch.from_numpy(states[reward_slot]).reshape(num_envs, 1),
-                    },
-                    batch,
-                )
+                td = floor_step(td, t + start + i, with_reward=True)
                 kept.append(td)
             columns = {
                 "observation": [k.get("observation") for k in kept[:-1]],
@@ -225,10 +212,7 @@ def raw_cases(
                     stack_tensors(column, 1)
                     continue
                 shape = (num_envs, n, *column[0].shape[1:])
-                out = buffers.get((key, n))
-                if out is None:
-                    out = buffers[(key, n)] = empty_cpu(shape, column[0].dtype)
-                stack_tensors(column, 1, out=out)
+                stack_tensors(column, 1, out=reused((key, n), shape, column[0].dtype))
         buffers["rollout_td"] = td
         index["t"] = t + steps
 
