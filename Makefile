@@ -30,8 +30,11 @@ demo-pendulum: venv
 test: venv
 	$(PY) -m pytest -q -p no:cacheprovider --reruns 1 --only-rerun WorkerError
 
-## A slice of the version matrix (what CI runs after the tests); tox-all runs all of it.
-TOX_SLICE ?= minimal,gymnasium10,both,envpool08,td014
+## A slice of the version matrix (what CI runs after the tests): the oldest supported version of
+## each backend family (the newest run in `make test`), gymnasium 1.0's next-step-only vector
+## envs, gym and gymnasium in one process; tox-all runs all of it (docs/compatibility.md).
+## gym021 runs under xvfb-run (Debian package xvfb).
+TOX_SLICE ?= minimal,gym021,gymnasium026,gymnasium10,both,envpool08,dmc-old,td014
 tox-slice: venv
 	$(PIP) tox
 	$(VENV)/bin/tox -e $(TOX_SLICE)

@@ -111,6 +111,20 @@ def print_report(report: dict[str, Any]) -> None:
         )
     out.print(namespaces)
 
+    if report.get("versions"):
+        versions = Table(title="supported versions (docs/compatibility.md)", title_justify="left")
+        for column in ("distribution", "supported", "installed", "status"):
+            versions.add_column(column, overflow="fold")
+        for row in report["versions"]:
+            status = {True: OK, False: f"{ERROR}: outside", None: "-"}[row["ok"]]
+            versions.add_row(
+                escape(row["distribution"]),
+                escape(row["supported"]),
+                escape(row["installed"] or "not installed"),
+                status,
+            )
+        out.print(versions)
+
     if report["backends"]:
         backends = Table(title="backend families (version dispatch)", title_justify="left")
         for column in ("family", "candidates", "installed", "active"):

@@ -15,6 +15,7 @@ import platform
 import sys
 from typing import Any
 
+from hub.cli.compatibility import supported_ranges, version_problems
 from hub.cli.introspect import (
     distribution_version,
     install_line,
@@ -200,13 +201,14 @@ def mujoco_gl_report(environ: dict[str, str] | None = None) -> dict[str, Any]:
 def collect(plugins: list[Any]) -> dict[str, Any]:
     """The whole doctor report, with ``problems`` (what ``--strict`` fails on).
 
-    Problems are: a core package missing, a plugin that failed to load, a MUJOCO_GL value that
-    dm_control rejects, a check that could not run. A backend that is simply not installed is
+    Problems are: a core package missing, a plugin that failed to load, a backend installed in
+    a version outside its plugin's supported range (docs/compatibility.md), a MUJOCO_GL value
+    that dm_control rejects, a check that could not run. A backend that is simply not installed is
     not a problem; it is listed with its install line.
 
     Example:
         >>> sorted(collect([]))  # doctest: +SKIP
-        ['backends', 'mujoco_gl', 'namespaces', 'ok', 'packages', 'plugins', 'problems', 'python']
+        ['backends', 'mujoco_gl', 'namespaces', 'ok', 'packages', 'plugins', 'problems', 'python', 'versions']
     """
     problems: list[str] = []
 
@@ -223,6 +225,7 @@ def collect(plugins: list[Any]) -> dict[str, Any]:
         "plugins": section("plugins", lambda: plugin_report(plugins), []),
         "namespaces": section("namespaces", lambda: namespace_report(plugins), []),
         "backends": section("backend families", backend_report, []),
+        "versions": section("supported versions", supported_ranges, []),
         "mujoco_gl": mujoco_gl_report(),
     }
     problems[:0] = [
@@ -233,6 +236,7 @@ def collect(plugins: list[Any]) -> dict[str, Any]:
     problems += [
         f"plugin {p['name']} failed to load: {p['error']}" for p in report["plugins"] if p["error"]
     ]
+    problems += version_problems(report["versions"])
     if not report["mujoco_gl"]["ok"]:
         problems.append(report["mujoco_gl"]["advice"])
     report["problems"] = problems

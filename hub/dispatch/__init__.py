@@ -34,7 +34,12 @@ from hub.dispatch.backends import (
     set_gym_backend,
     unregister_backend_family,
 )
-from hub.dispatch.implement_for import Implementation, VersionDispatcher, implement_for
+from hub.dispatch.implement_for import (
+    Implementation,
+    VersionDispatcher,
+    implement_for,
+    registered_dispatchers,
+)
 from hub.dispatch.versions import (
     VersionRangeError,
     clear_version_cache,
@@ -59,6 +64,7 @@ __all__ = [
     "list_backend_families",
     "module_version",
     "register_backend_family",
+    "registered_dispatchers",
     "restore_backend_state",
     "set_backend",
     "set_gym_backend",

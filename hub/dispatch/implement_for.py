@@ -41,7 +41,7 @@ from hub.dispatch import backends, versions
 from hub.dispatch.versions import VersionRangeError
 from hub.errors import ImplementationConflictError, NoImplementationError
 
-__all__ = ["Implementation", "VersionDispatcher", "implement_for"]
+__all__ = ["Implementation", "VersionDispatcher", "implement_for", "registered_dispatchers"]
 
 _current_state = backends._ACTIVE.get
 
@@ -581,3 +581,20 @@ def implement_for(
         return dispatcher
 
     return decorate
+
+
+def registered_dispatchers(prefix: str = "") -> list[VersionDispatcher]:
+    """Every live dispatcher whose module starts with ``prefix``, sorted by qualified name.
+
+    Only dispatchers of imported modules exist: import a plugin's modules first to see all of
+    its version differences (``docs/gen_compatibility.py`` does).
+
+    Example:
+        >>> @implement_for("packaging")
+        ... def listed():
+        ...     return None
+        >>> listed in registered_dispatchers(__name__)
+        True
+    """
+    found = [d for d in list(_all) if d.__module__.startswith(prefix)]
+    return sorted(found, key=lambda d: d._name)

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,24 @@ def _check_name(kind: str, name: Any) -> None:
             f"{kind} name must be a non-empty string of letters, digits, '_', '-' or '.', "
             f"with no ':' or '/', got {name!r}."
         )
+
+
+def _check_supported(supported: Any) -> None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    if not isinstance(supported, Mapping):
+        raise TypeError(
+            "Namespace.supported maps distribution names to version specifiers, such as "
+            f"{{'gymnasium': '>=0.26,<1.5'}}; got {supported!r}."
+        )
+    for dist, spec in supported.items():
+        try:
+            SpecifierSet(spec)
+        except (InvalidSpecifier, TypeError):
+            raise ValueError(
+                f"Namespace.supported[{dist!r}] must be a PEP 440 specifier such as "
+                f"'>=0.26,<1.5', got {spec!r}."
+            ) from None
 
 
 def _check_callable(kind: str, attribute: str, value: Any) -> None:
@@ -85,6 +103,9 @@ class Namespace:
         requires: top-level import names the backend needs; checked with
             :func:`importlib.util.find_spec`, never imported.
         description: one line for ``hub plugins`` and ``hub envs``.
+        supported: the versions the plugin is tested with, as ``{distribution: specifier}``
+            (``{"gymnasium": ">=0.26,<1.5"}``, PEP 440); ``hub doctor`` warns when an installed
+            version lies outside, and ``docs/compatibility.md`` lists them.
 
     Example:
         >>> from hub.plugins import Namespace
@@ -101,9 +122,11 @@ class Namespace:
     extra: str | None = None
     requires: tuple[str, ...] = ()
     description: str = ""
+    supported: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_name("Namespace", self.name)
+        _check_supported(self.supported)
         _check_callable("Namespace", "make", self.make)
         if self.list_envs is not None:
             _check_callable("Namespace", "list_envs", self.list_envs)

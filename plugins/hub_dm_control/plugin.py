@@ -82,6 +82,7 @@ def hub_namespaces() -> list[hub.Namespace]:
             extra="dm-control",
             requires=("dm_control", "mujoco"),
             description="DeepMind Control Suite tasks (MuJoCo), ids 'domain/task'",
+            supported={"dm-control": ">=1.0.20,<=1.0.50", "mujoco": ">=3.1.6,<4"},
         )
     ]
 

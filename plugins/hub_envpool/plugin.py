@@ -80,5 +80,6 @@ def hub_namespaces() -> list[hub.Namespace]:
             requires=("envpool",),
             description="EnvPool's C++ envs (Atari, MuJoCo, classic control, ...), "
             "batched in C++ threads",
+            supported={"envpool": ">=0.8.4,<1.3"},
         )
     ]

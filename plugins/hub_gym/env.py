@@ -244,7 +244,7 @@ class GymWrapper(hub.GymLikeEnv):
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         if self._vector is not None:
             return self._vector.reset(tensordict, kwargs)
-        obs, info = self._compat.reset_output(self._env.reset(**kwargs))
+        obs, info = self._compat.reset_output(self._compat.reset_env(self._env, kwargs))
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
@@ -437,6 +437,7 @@ class GymEnv(GymWrapper):
         cls = backend.vector.SyncVectorEnv
         if self.vectorization == "async":
             cls = backend.vector.AsyncVectorEnv
+        make_one = compat.keep_last_observation(make_one)
         return cls([make_one] * int(self.num_envs), **compat.vector_kwargs())
 
     def _check_env_name(self, backend: Any) -> None:

@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 BACKENDS = ("gymnasium", "gym")
+# the versions tox.ini tests (docs/compatibility.md)
+SUPPORTED = {"gymnasium": ">=0.26,<1.5", "gym": ">=0.21,<0.27"}
 GYM_FAMILY = hub.BackendFamily(
     "gym", BACKENDS, description="gymnasium or gym: choose with hub.set_gym_backend"
 )
@@ -115,6 +117,7 @@ def hub_namespaces() -> list[hub.Namespace]:
             extra=backend,
             requires=(backend,),
             description=f"the envs registered with {backend} (vector envs for num_envs=N)",
+            supported={backend: SUPPORTED[backend]},
         )
         for backend in BACKENDS
     ]

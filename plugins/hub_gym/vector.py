@@ -98,7 +98,7 @@ class VectorRunner:
                 mask = flags.reshape(self.n).cpu().numpy()
         info: Any = {}
         if mask is None or mask.all() or self.last is None:
-            obs, info = self.compat.reset_output(self.env.reset(**kwargs))
+            obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
             self._clear(np.ones(self.n, dtype=bool))
         else:
@@ -218,7 +218,8 @@ class VectorRunner:
                         "without giving its last observation in info (expected in same-step "
                         f"autoreset mode, {self.compat.backend} {self.compat.version}); hub "
                         "cannot return a correct last step. Was the env wrapped in a way that "
-                        "drops info entries?"
+                        "drops info entries? Vector envs that hub builds itself "
+                        "(hub.make_env('gym:ID', num_envs=N)) always keep it."
                     )
                 row = self.encode_row(finals[int(index)])
                 for key, value in out.items():

@@ -25,6 +25,7 @@ __all__ = ["Compat", "resolve_compat", "DISPATCHED"]
 
 # field name -> dispatched function
 DISPATCHED: dict[str, Any] = {
+    "reset_env": reset.reset_env,
     "reset_output": reset.reset_output,
     "step_output": step.step_output,
     "seed_env": seeding.seed_env,
@@ -33,6 +34,7 @@ DISPATCHED: dict[str, Any] = {
     "default_make_kwargs": make.default_make_kwargs,
     "list_env_ids": make.list_env_ids,
     "vector_kwargs": vector.vector_kwargs,
+    "keep_last_observation": vector.keep_last_observation,
     "built_autoreset_mode": vector.built_autoreset_mode,
     "autoreset_mode": vector.autoreset_mode,
     "vector_step_output": vector.vector_step_output,
@@ -49,6 +51,7 @@ class Compat:
     backend: str
     version: str | None
     module: ModuleType
+    reset_env: Callable[..., Any]
     reset_output: Callable[..., Any]
     step_output: Callable[..., Any]
     seed_env: Callable[..., Any]
@@ -57,6 +60,7 @@ class Compat:
     default_make_kwargs: Callable[..., Any]
     list_env_ids: Callable[..., Any]
     vector_kwargs: Callable[..., Any]
+    keep_last_observation: Callable[..., Any]
     built_autoreset_mode: Callable[..., Any]
     autoreset_mode: Callable[..., Any]
     vector_step_output: Callable[..., Any]

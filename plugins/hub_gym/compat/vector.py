@@ -25,6 +25,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -33,6 +35,7 @@ import hub
 
 __all__ = [
     "PartialReset",
+    "keep_last_observation",
     "vector_kwargs",
     "built_autoreset_mode",
     "autoreset_mode",
@@ -83,6 +86,47 @@ def _() -> dict[str, Any]:
 def _() -> dict[str, Any]:
     """gym < 0.25 has one API."""
     return {}
+
+
+@hub.implement_for("gymnasium")
+def keep_last_observation(make_one: Callable[[], Any]) -> Callable[[], Any]:
+    """The sub-env factory of a vector env hub builds, unchanged (the vector env keeps last
+    observations itself where it resets in the same step)."""
+    return make_one
+
+
+@keep_last_observation.register("gym", "0.22")
+def _(make_one: Callable[[], Any]) -> Callable[[], Any]:
+    """gym >= 0.22 vector envs keep last observations in ``info`` themselves."""
+    return make_one
+
+
+@keep_last_observation.register("gym", None, "0.22")
+def _(make_one: Callable[[], Any]) -> Callable[[], Any]:
+    """gym < 0.22: ``SyncVectorEnv`` resets a finished sub-env in the same step and keeps no
+    last observation, so each sub-env writes it into its info (``terminal_observation``, as
+    gym 0.22 does)."""
+
+    def make_keeping() -> Any:
+        return _last_observation_wrapper()(make_one())
+
+    return make_keeping
+
+
+@functools.cache
+def _last_observation_wrapper() -> type:
+    import gym
+
+    class KeepLastObservation(gym.Wrapper):
+        """Puts the last observation of an episode into ``info["terminal_observation"]``."""
+
+        def step(self, action: Any) -> tuple[Any, Any, Any, Any]:
+            obs, reward, done, info = self.env.step(action)
+            if done:
+                info = {**info, "terminal_observation": obs}
+            return obs, reward, done, info
+
+    return KeepLastObservation
 
 
 @hub.implement_for("gymnasium", "1.1")

@@ -126,6 +126,11 @@ def test_wrapped_legacy_sync_vector_env(backend: str) -> None:
     env = GymWrapper(module.vector.SyncVectorEnv(fns))
     env.set_seed(3)
     torch.manual_seed(3)
+    if backend == "gym" and version("gym") < version_of("0.22"):
+        # gym 0.21's vector env throws the last observation away: no correct data can come
+        with pytest.raises(hub.errors.HubError, match="hub builds itself"):
+            env.rollout(150, break_when_any_done=False)
+        return
     assert_real_cartpole_data(env.rollout(150, break_when_any_done=False))
 
 
