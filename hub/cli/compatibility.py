@@ -79,8 +79,8 @@ def version_problems(rows: Iterable[dict[str, Any]] | None = None) -> list[str]:
     """One line per installed backend outside its plugin's supported range (for ``hub doctor``).
 
     Example:
-        >>> version_problems([range_row("toy", "toylib", ">=1,<2", "2.1")])[0][:40]
-        'toylib 2.1 is outside the versions the t'
+        >>> version_problems([range_row("toy", "toylib", ">=1,<2", "2.1")])[0][:34]
+        'toylib 2.1 is outside the versions'
     """
     if rows is None:
         rows = supported_ranges()
