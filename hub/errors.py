@@ -28,10 +28,12 @@ __all__ = [
     "WorkerError",
     "WorkerTimeoutError",
     "ClosedEnvError",
+    "PluginError",
     "PluginLoadError",
     "BackendError",
     "SpecConversionError",
     "BatchingError",
+    "InvalidSeedError",
 ]
 
 
@@ -145,7 +147,13 @@ class ClosedEnvError(HubError, RuntimeError):
     """An env was used after ``close()``."""
 
 
-class PluginLoadError(HubError, RuntimeError):
+class PluginError(HubError, RuntimeError):
+    """A plugin's function raised or returned the wrong kind of object (a ``make`` that returns
+    no env, a converter that returns no spec, a ``list_envs`` that raises); the message names the
+    plugin."""
+
+
+class PluginLoadError(PluginError):
     """A plugin failed to import or register (raised under ``HUB_STRICT_PLUGINS=1``)."""
 
 
@@ -166,3 +174,7 @@ class SpecConversionError(HubError, LookupError):
 class BatchingError(HubError, ValueError):
     """A batching request cannot be met (an unknown strategy, ``num_envs`` missing or invalid,
     ``batching="native"`` on a namespace without native batching)."""
+
+
+class InvalidSeedError(HubError, ValueError):
+    """A seed is not an int in hub's range (``0 <= seed < 2**32``)."""

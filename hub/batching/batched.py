@@ -23,6 +23,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
+from hub.envs.seeding import check_seed
 from hub.errors import HubError
 from hub.specs import Bounded, Composite
 
@@ -143,7 +144,7 @@ class BatchedEnvBase(EnvBase):
     def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
         """Seed the sub-envs one after the other (each with the seed the previous returned),
         and return the seed that follows the last."""
-        return self._seed_workers(seed, static_seed)
+        return self._seed_workers(check_seed(seed), static_seed)
 
     def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
         raise NotImplementedError

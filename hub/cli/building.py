@@ -17,6 +17,8 @@ from hub.errors import HubError
 def seed_everything(seed: int | None) -> None:
     """Seed torch's global generator (random actions come from it), when a seed is given.
 
+    A seed outside hub's range raises :class:`hub.errors.InvalidSeedError` (shown as one line).
+
     Example:
         >>> seed_everything(0)
     """
@@ -24,7 +26,9 @@ def seed_everything(seed: int | None) -> None:
         return
     import torch
 
-    torch.manual_seed(seed)
+    from hub.envs.seeding import check_seed
+
+    torch.manual_seed(check_seed(seed))
 
 
 def build_env(uri: str, kwargs: dict[str, Any]) -> Any:

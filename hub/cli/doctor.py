@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -25,9 +26,10 @@ ERROR = "[red]error[/]"
 def doctor(strict: bool, as_json: bool) -> None:
     """Check the installation: versions, plugins, backends, rendering; say how to fix it.
 
-    Exits with code 0 unless --strict is given and a problem is found (a core package missing,
-    a plugin that failed to load, an invalid MUJOCO_GL). A backend that is not installed is
-    not a problem: it is listed with its install line.
+    Exits with code 1 when a plugin failed to load, and with --strict when any problem is
+    found (a core package missing, an invalid MUJOCO_GL); else 0. A backend that is not
+    installed is not a problem: it is listed with its install line, as are the modules some
+    envs of an installed backend need (Box2D for gymnasium's LunarLander).
 
     \b
     Examples:
@@ -46,7 +48,8 @@ def doctor(strict: bool, as_json: bool) -> None:
         echo_json(report)
     else:
         print_report(report)
-    if strict and report["problems"]:
+    plugin_failed = plugin_error is not None or any(row["error"] for row in report["plugins"])
+    if plugin_failed or (strict and report["problems"]):
         raise click.exceptions.Exit(1)
 
 
@@ -83,16 +86,19 @@ def print_report(report: dict[str, Any]) -> None:
         )
     out.print(packages)
 
+    from hub.cli.plugins import load_time_text, status_text
+
     plugins = Table(title="plugins", title_justify="left")
-    for column in ("plugin", "version", "namespaces", "status"):
+    for column in ("plugin", "version", "namespaces", "load time", "status"):
         plugins.add_column(column, overflow="fold")
     for row in report["plugins"]:
-        status = OK if not row["error"] else f"{ERROR}: {escape(row['error'])}"
+        info = SimpleNamespace(error=row["error"], overrides=row.get("overrides", ()))
         plugins.add_row(
             escape(row["name"]),
             escape(row["version"] or "-"),
             escape(", ".join(row["namespaces"])),
-            status,
+            load_time_text(row.get("load_time")),
+            status_text(info),
         )
     out.print(plugins)
 
@@ -147,9 +153,24 @@ def print_report(report: dict[str, Any]) -> None:
             line += f": {escape(gl['advice'])}"
         out.print(line)
 
+    deps = report.get("env_dependencies") or []
+    if deps:
+        table = Table(title="modules some envs need, not installed", title_justify="left")
+        for column in ("namespace", "module"):
+            table.add_column(column, overflow="fold")
+        table.add_column("install with", no_wrap=True)
+        for row in deps:
+            table.add_row(escape(row["namespace"]), escape(row["module"]), escape(row["install"]))
+        out.print(table)
+
     if report["problems"]:
         out.print(f"[red bold]{len(report['problems'])} problem(s):[/]")
         for problem in report["problems"]:
             out.print(f"  - {escape(problem)}")
     else:
-        out.print("[green bold]No problem found.[/]")
+        note = (
+            f" {len(deps)} module(s) that some envs need are not installed (listed above)."
+            if deps
+            else ""
+        )
+        out.print(f"[green bold]No problem found.[/]{escape(note)}")

@@ -125,9 +125,32 @@ def namespace_report(plugins: list[Any]) -> list[dict[str, Any]]:
                 "install": install_line(extra, missing),
                 "native_batching": bool(getattr(namespace, "native_batching", False)),
                 "ok": not missing,
+                "optional_missing": [] if missing else _optional_missing(namespace),
             }
         )
     return rows
+
+
+def _optional_missing(namespace: Any) -> list[dict[str, str]]:
+    """The modules of ``namespace.optional`` (needed by some of its envs) that are missing."""
+    optional = dict(getattr(namespace, "optional", {}) or {})
+    _, missing = requirement_status(list(optional))
+    return [{"module": module, "install": optional[module]} for module in missing]
+
+
+def env_dependency_report(namespaces: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The modules that some envs of an installed backend need and that are not installed.
+
+    Example:
+        >>> env_dependency_report([{"name": "gymnasium", "optional_missing": [
+        ...     {"module": "Box2D", "install": 'pip install "gymnasium[box2d]"'}]}])
+        [{'namespace': 'gymnasium', 'module': 'Box2D', 'install': 'pip install "gymnasium[box2d]"'}]
+    """
+    return [
+        {"namespace": row["name"], **item}
+        for row in namespaces
+        for item in row.get("optional_missing", ())
+    ]
 
 
 def backend_report() -> list[dict[str, Any]]:
@@ -201,10 +224,11 @@ def mujoco_gl_report(environ: dict[str, str] | None = None) -> dict[str, Any]:
 def collect(plugins: list[Any]) -> dict[str, Any]:
     """The whole doctor report, with ``problems`` (what ``--strict`` fails on).
 
-    Problems are: a core package missing, a plugin that failed to load, a backend installed in
+    Problems are: a core package missing, a plugin that failed to load (or that lost a conflict), a backend installed in
     a version outside its plugin's supported range (docs/compatibility.md), a MUJOCO_GL value
     that dm_control rejects, a check that could not run. A backend that is simply not installed is
-    not a problem; it is listed with its install line.
+    not a problem; it is listed with its install line, and so is a module that only some envs of
+    an installed backend need (``env_dependencies``: Box2D for gymnasium's LunarLander).
 
     Example:
         >>> sorted(collect([]))  # doctest: +SKIP
@@ -228,6 +252,7 @@ def collect(plugins: list[Any]) -> dict[str, Any]:
         "versions": section("supported versions", supported_ranges, []),
         "mujoco_gl": mujoco_gl_report(),
     }
+    report["env_dependencies"] = env_dependency_report(report["namespaces"])
     problems[:0] = [
         f"core package {p['name']} is not installed: pip install {p['name']}"
         for p in report["packages"]

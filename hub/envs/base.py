@@ -62,7 +62,7 @@ from hub.envs.reset_masks import (
     mask_step_output,
     read_reset_masks,
 )
-from hub.envs.seeding import next_seed
+from hub.envs.seeding import check_seed, next_seed
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError
 from hub.specs import Categorical, Composite, TensorSpec, Unbounded
 
@@ -950,7 +950,11 @@ class EnvBase(metaclass=_EnvMeta):
             >>> env = hub.make_env("hub:Pendulum")
             >>> env.set_seed(0) == env.set_seed(0) != 0
             True
+
+        Raises:
+            InvalidSeedError: ``seed`` is not ``None`` nor an int in ``[0, 2**32)``.
         """
+        seed = check_seed(seed)
         self._set_seed(seed)
         if seed is None or static_seed:
             return seed

@@ -7,12 +7,24 @@ loaded before it, or that implements a hook hub does not define is *failed*: hub
 in its :class:`PluginInfo`, warns once on stderr (:class:`HubPluginWarning`) and uses nothing from
 it. Every other plugin keeps working.
 
+A third-party plugin has a deadline: its import and its hooks must finish within
+``HUB_PLUGIN_LOAD_TIMEOUT`` seconds (default 30), or it is failed with its name and where it was
+stuck, and hub goes on without it; what it does after the deadline is never registered. One that
+takes more than half a second is warned about (every process that uses hub waits for it).
+
+Two plugins that declare the same namespace are settled by name, never by load order: the
+plugin whose entry-point name or distribution name (``NS``, ``hub-NS`` or ``hub-plugin-NS``)
+matches the namespace keeps it and the other fails; when neither (or both) match, both fail and
+nobody serves the namespace. A built-in plugin always keeps its namespaces.
+
 Environment variables, read when the plugins load:
 
 * ``HUB_STRICT_PLUGINS=1``: a failed plugin raises :class:`hub.errors.PluginLoadError`.
 * ``HUB_LOAD_PLUGINS=a,b``: load only these third-party plugins (entry-point or distribution
   names; an empty value loads none). Built-in plugins always load.
 * ``HUB_DISABLE_PLUGIN_AUTOLOAD=1``: load no third-party plugin at all.
+* ``HUB_PLUGIN_LOAD_TIMEOUT=S``: the deadline of each third-party plugin, in seconds (default
+  30; ``0`` waits forever).
 
 Loading is lazy: nothing is imported before the first call that needs a plugin.
 
@@ -30,10 +42,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import re
 import threading
+import time
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -41,8 +56,9 @@ from typing import Any
 
 import pluggy
 
-from hub.errors import PluginLoadError
+from hub.errors import PluginError, PluginLoadError
 from hub.plugins import hookspecs
+from hub.plugins.deadline import call_with_deadline, in_loader_thread
 from hub.plugins.types import (
     BatchingStrategy,
     HubPluginWarning,
@@ -53,7 +69,12 @@ from hub.plugins.types import (
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "LOAD_TIMEOUT_VAR",
+    "DEFAULT_LOAD_TIMEOUT",
+    "SLOW_LOAD_SECONDS",
     "RESERVED_BATCHING",
+    "load_timeout",
+    "plugin_origin",
     "HubPluginManager",
     "get_plugin_manager",
     "ensure_plugins_loaded",
@@ -63,6 +84,10 @@ __all__ = [
 ENTRY_POINT_GROUP = "hub.plugins"
 HOOKS = ("hub_namespaces", "hub_spec_conversions", "hub_backends", "hub_batching")
 RESERVED_BATCHING = frozenset({"auto", "serial", "parallel", "native"})
+LOAD_TIMEOUT_VAR = "HUB_PLUGIN_LOAD_TIMEOUT"
+DEFAULT_LOAD_TIMEOUT = 30.0
+SLOW_LOAD_SECONDS = 0.5
+POLICY = "see docs/plugins.md, 'Conflicts and diagnostics'"
 _TRUE = {"1", "true", "yes", "on"}
 _WARNED: set[tuple[str, str]] = set()
 
@@ -79,8 +104,38 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def load_timeout() -> float | None:
+    """The deadline of a third-party plugin's load, from ``HUB_PLUGIN_LOAD_TIMEOUT`` (seconds);
+    ``None`` means no deadline (the value ``0``). A value that is not a number is warned about
+    and the default (30 s) is used.
+
+    Example:
+        >>> import os
+        >>> load_timeout() == float(os.environ.get("HUB_PLUGIN_LOAD_TIMEOUT", 30)) or None
+        True
+    """
+    raw = os.environ.get(LOAD_TIMEOUT_VAR, "").strip()
+    if not raw:
+        return DEFAULT_LOAD_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0 or value == float("inf"):
+        _warn_once(
+            LOAD_TIMEOUT_VAR,
+            raw,
+            f"{LOAD_TIMEOUT_VAR}={raw!r} is not a number of seconds >= 0 (0: no deadline); "
+            f"using {DEFAULT_LOAD_TIMEOUT:g} s.",
+        )
+        return DEFAULT_LOAD_TIMEOUT
+    return value or None
+
+
 class _PluginFailure(Exception):
     """A plugin broke a rule (raised and caught inside the manager)."""
+
+    trace: str | None = None  # the traceback (or stuck stack) to show with --verbose
 
 
 @dataclass
@@ -94,6 +149,10 @@ class _Record:
     namespaces: tuple[str, ...] = ()
     error: str | None = None
     exception: BaseException | None = field(default=None, repr=False)
+    load_time: float | None = None
+    traceback: str | None = None
+    overrides: tuple[str, ...] = ()
+    claimed: tuple[str, ...] = ()
 
     def info(self) -> PluginInfo:
         return PluginInfo(
@@ -105,6 +164,10 @@ class _Record:
             builtin=self.builtin,
             hooks=self.hooks,
             distribution=self.distribution,
+            load_time=self.load_time,
+            traceback=self.traceback,
+            overrides=self.overrides,
+            claimed=self.claimed,
         )
 
 
@@ -143,15 +206,25 @@ class HubPluginManager:
         self._batching: dict[str, tuple[BatchingStrategy, str]] = {}
         self._backends: dict[str, tuple[Any, str]] = {}
         self._listings: dict[str, tuple[str, ...]] = {}
+        self._contested: dict[str, list[str]] = {}  # namespace -> plugins that lost it together
+        self._timeout: float | None = None
         self.generation = 0  # bumped whenever the declared objects change
 
     # -- loading ---------------------------------------------------------------------------
+
+    def _reading(self) -> Any:
+        """The lock, or nothing for a plugin's code running in its loader thread: the loading
+        thread holds the lock while it waits for that code, so taking it would deadlock (and
+        the tables do not change meanwhile)."""
+        return contextlib.nullcontext() if in_loader_thread() else self._lock
 
     def ensure_loaded(self) -> HubPluginManager:
         """Load the plugins once; under ``HUB_STRICT_PLUGINS=1`` raise if one failed.
 
         A call made while the plugins are loading (from a plugin's import) returns at once.
         """
+        if in_loader_thread():  # a plugin asks while it loads: answer with what is there
+            return self
         with self._lock:
             if self._loading:
                 return self
@@ -176,6 +249,7 @@ class HubPluginManager:
         third_party = [ep for ep in found if not _is_builtin(ep)]
         builtin.sort(key=lambda ep: (ep.name != "hub", ep.name))
         third_party.sort(key=lambda ep: (ep.name, _dist_name(ep) or ""))
+        self._timeout = load_timeout()
         for ep in builtin:
             self._load_entry_point(ep, builtin=True)
         for ep in self._selected(third_party):
@@ -215,12 +289,38 @@ class HubPluginManager:
             distribution=_dist_name(ep),
             builtin=builtin,
         )
-        try:
-            plugin = ep.load()
-        except (Exception, SystemExit) as exc:
-            self._fail(record, exc, f"importing {ep.value!r} failed: {_describe(exc)}")
-            return
-        self._add(plugin, record)
+        start = time.perf_counter()
+        timeout = None if builtin else self._timeout  # hub's own plugins are trusted
+        loaded = call_with_deadline(ep.load, timeout, ep.name)
+        if loaded.timed_out:
+            self._fail(
+                record,
+                None,
+                f"importing {ep.value!r} did not finish within {timeout:g} s "
+                f"({LOAD_TIMEOUT_VAR}): it hangs or is far too slow at import; "
+                "`hub plugins --verbose` shows where it was stuck",
+                traceback=loaded.traceback,
+            )
+        elif loaded.error is not None:
+            if not isinstance(loaded.error, Exception | SystemExit):
+                raise loaded.error  # KeyboardInterrupt and the like are not the plugin's fault
+            self._fail(
+                record,
+                loaded.error,
+                f"importing {ep.value!r} failed: {_describe(loaded.error)}",
+                traceback=loaded.traceback,
+            )
+        else:
+            self._add(loaded.value, record, timeout=timeout, start=start)
+        record.load_time = time.perf_counter() - start
+        if not builtin and record.error is None and record.load_time > SLOW_LOAD_SECONDS:
+            _warn_once(
+                record.name,
+                "slow",
+                f"hub plugin {_label(record)} took {record.load_time:.1f} s to load; every "
+                "hub call that needs plugins waits for it. A plugin should import its backend "
+                "only when an env is built or listed (docs/plugins.md).",
+            )
 
     # -- registering -----------------------------------------------------------------------
 
@@ -253,7 +353,9 @@ class HubPluginManager:
             name=name, version=version, module=module, distribution=distribution, builtin=builtin
         )
         with self._lock:
+            start = time.perf_counter()
             self._add(plugin, record)
+            record.load_time = time.perf_counter() - start
             if record.error is not None and _flag("HUB_STRICT_PLUGINS"):
                 raise _load_error(record)
             self._warn_failures()
@@ -275,7 +377,14 @@ class HubPluginManager:
                     self._listings.pop(key, None)
             self.generation += 1
 
-    def _add(self, plugin: Any, record: _Record) -> None:
+    def _add(
+        self,
+        plugin: Any,
+        record: _Record,
+        *,
+        timeout: float | None = None,
+        start: float | None = None,
+    ) -> None:
         with self._lock:
             if record.name in self._records or self.pm.has_plugin(record.name):
                 other = self._records.get(record.name)
@@ -294,15 +403,19 @@ class HubPluginManager:
                 return
             try:
                 record.hooks = self._check_hooks(plugin)
-                found = self._collect(plugin)
+                found = self._collect(plugin, record, timeout, start)
+                record.claimed = tuple(ns.name for ns in found.namespaces)
                 self._check_clashes(found, record.name)
+                self._settle_namespaces(found, record)
                 self._commit(found, record)
             except (Exception, SystemExit) as exc:
                 self.pm.unregister(plugin=plugin)
-                if isinstance(exc, _PluginFailure):
-                    self._fail(record, exc.__cause__ or exc, str(exc))
-                else:
-                    self._fail(record, exc, _describe(exc))
+                cause = exc.__cause__ if isinstance(exc, _PluginFailure) else exc
+                message = str(exc) if isinstance(exc, _PluginFailure) else _describe(exc)
+                trace = getattr(exc, "trace", None)
+                if trace is None and cause is not None and cause is not exc:
+                    trace = "".join(traceback.format_exception(cause))
+                self._fail(record, cause or exc, message, traceback=trace)
                 return
             self._records[record.name] = record
 
@@ -326,7 +439,42 @@ class HubPluginManager:
             )
         return tuple(names)
 
-    def _collect(self, plugin: Any) -> _Contributions:
+    def _collect(
+        self, plugin: Any, record: _Record, timeout: float | None, start: float | None
+    ) -> _Contributions:
+        """Call the plugin's hooks (within what is left of its deadline) and check the results."""
+        hooks = [
+            (caller.name, impl.function)
+            for caller in self.pm.get_hookcallers(plugin) or []
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin
+        ]
+        current = ["?"]
+
+        def call_all() -> list[tuple[str, Any]]:
+            results = []
+            for name, function in hooks:
+                current[0] = name
+                results.append((name, function()))
+            return results
+
+        if timeout is not None and start is not None:
+            timeout = max(timeout - (time.perf_counter() - start), 0.001)
+        called = call_with_deadline(call_all, timeout, record.name)
+        if called.timed_out:
+            failure = _PluginFailure(
+                f"its hook {current[0]} did not return within the load deadline "
+                f"({LOAD_TIMEOUT_VAR}): it hangs or is far too slow; `hub plugins --verbose` "
+                "shows where it was stuck"
+            )
+            failure.trace = called.traceback
+            raise failure
+        if called.error is not None:
+            if not isinstance(called.error, Exception | SystemExit):
+                raise called.error
+            failure = _PluginFailure(f"its hook {current[0]} raised {_describe(called.error)}")
+            failure.trace = called.traceback
+            raise failure from called.error
         found = _Contributions()
         wanted = {
             "hub_namespaces": (found.namespaces, Namespace),
@@ -334,17 +482,9 @@ class HubPluginManager:
             "hub_batching": (found.batching, BatchingStrategy),
             "hub_backends": (found.backends, None),
         }
-        for caller in self.pm.get_hookcallers(plugin) or []:
-            for impl in caller.get_hookimpls():
-                if impl.plugin is not plugin:
-                    continue
-                target, cls = wanted[caller.name]
-                cls = cls or _backend_family_class()
-                try:
-                    result = impl.function()
-                except (Exception, SystemExit) as exc:
-                    raise _PluginFailure(f"its hook {caller.name} raised {_describe(exc)}") from exc
-                target.extend(_results(caller.name, result, cls))
+        for name, result in called.value:
+            target, cls = wanted[name]
+            target.extend(_results(name, result, cls or _backend_family_class()))
         return found
 
     def _check_clashes(self, found: _Contributions, name: str) -> None:
@@ -360,6 +500,10 @@ class HubPluginManager:
                 if key in seen:
                     raise _PluginFailure(f"it declares the {kind} {key!r} twice")
                 seen.add(key)
+                if table is self._namespaces:
+                    continue  # settled by _settle_namespaces
+                if table is self._conversions and _overrides(found, key):
+                    continue
                 if key in table:
                     raise _PluginFailure(
                         f"the {kind} {key!r} is already declared by plugin {table[key][1]!r}"
@@ -370,6 +514,84 @@ class HubPluginManager:
                     f"the batching strategy name {strategy.name!r} is reserved by hub "
                     f"({', '.join(sorted(RESERVED_BATCHING))}); choose another name"
                 )
+
+    def _settle_namespaces(self, found: _Contributions, record: _Record) -> None:
+        """Apply the conflict policy to the namespaces ``record`` declares that another plugin
+        holds (or lost): the plugin whose name matches the namespace keeps it; if neither or
+        both match, both fail. Raises :class:`_PluginFailure` when ``record`` loses."""
+        evict: dict[str, str] = {}
+        lost: list[str] = []
+        for ns in found.namespaces:
+            name = ns.name
+            if name in self._contested:
+                others = ", ".join(repr(n) for n in self._contested[name])
+                self._contested[name].append(record.name)
+                lost.append(
+                    f"the namespace {name!r} is declared by several plugins ({others} and this "
+                    f"one) and none of them owns it by name, so none serves it ({POLICY})"
+                )
+                continue
+            if name not in self._namespaces:
+                continue
+            holder = self._records[self._namespaces[name][1]]
+            mine, theirs = _ownership(record, name), _ownership(holder, name)
+            if holder.builtin != record.builtin:  # hub's own plugins keep their namespaces
+                mine, theirs = (mine, None) if record.builtin else (None, theirs)
+            if theirs and not mine:
+                lost.append(
+                    f"the namespace {name!r} belongs to plugin {_label(holder)}, whose {theirs} "
+                    f"matches it ({POLICY})"
+                )
+            elif mine and not theirs:
+                evict[holder.name] = (
+                    f"it declares the namespace {name!r}, which belongs to plugin "
+                    f"{_label(record)}, whose {mine} matches it ({POLICY})"
+                )
+            else:
+                why = "both own it by name" if mine else "neither owns it by name"
+                self._contested[name] = [holder.name, record.name]
+                evict[holder.name] = (
+                    f"it and plugin {_label(record)} both declare the namespace {name!r} and "
+                    f"{why}, so neither serves it ({POLICY})"
+                )
+                lost.append(
+                    f"it and plugin {_label(holder)} both declare the namespace {name!r} and "
+                    f"{why}, so neither serves it ({POLICY})"
+                )
+        for name, why in evict.items():
+            self._evict(name, why)
+        if lost:
+            raise _PluginFailure("; ".join(lost))
+
+    def _evict(self, name: str, message: str) -> None:
+        """Fail a plugin that was in use: everything it declared goes."""
+        record = self._records.get(name)
+        if record is None:
+            return
+        hooks, claimed, load_time = record.hooks, record.claimed, record.load_time
+        self.unregister(name)
+        self._fail(record, None, message)
+        record.claimed, record.load_time = claimed, load_time
+        record.hooks = hooks
+
+    def fail_plugin(self, name: str, message: str) -> None:
+        """Mark the plugin ``name`` failed because of a fault found after it loaded (a spec
+        conversion that clashes with another plugin's once both are resolved): everything it
+        declared goes, it is warned about, and under ``HUB_STRICT_PLUGINS=1`` this raises
+        :class:`hub.errors.PluginLoadError`.
+
+        Example:
+            >>> from hub.plugins import HubPluginManager
+            >>> HubPluginManager(entry_points=False).fail_plugin("nobody", "why")  # no such plugin
+        """
+        with self._lock:
+            record = self._records.get(name)
+            if record is None:
+                return
+            self._evict(name, message)
+            if _flag("HUB_STRICT_PLUGINS"):
+                raise _load_error(record)
+            self._warn_failures()
 
     def _commit(self, found: _Contributions, record: _Record) -> None:
         if found.backends:
@@ -386,15 +608,25 @@ class HubPluginManager:
         for family in found.backends:
             self._backends[family.name] = (family, record.name)
         record.namespaces = tuple(ns.name for ns in found.namespaces)
+        record.overrides = tuple(c.type_name for c in found.conversions if c.override)
         self.generation += 1
 
     # -- failures --------------------------------------------------------------------------
 
-    def _fail(self, record: _Record, exc: BaseException | None, message: str) -> None:
+    def _fail(
+        self,
+        record: _Record,
+        exc: BaseException | None,
+        message: str,
+        *,
+        traceback: str | None = None,
+    ) -> None:
         record.error = message
         record.exception = exc
+        record.traceback = traceback
         record.hooks = ()
         record.namespaces = ()
+        record.overrides = ()
         self._failed.append(record)
 
     def _failures(self) -> list[_Record]:
@@ -420,7 +652,7 @@ class HubPluginManager:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin, built-ins first, then by name; failed ones carry their ``error``."""
         self.ensure_loaded()
-        with self._lock:
+        with self._reading():
             records = [*self._records.values(), *self._failed]
         records.sort(key=lambda r: (not r.builtin, r.name != "hub", r.name))
         return [r.info() for r in records]
@@ -446,10 +678,24 @@ class HubPluginManager:
         entry = self._namespaces.get(name)
         return self._records[entry[1]].info() if entry else None
 
+    def spec_conversion_entries(self) -> list[tuple[SpecConversion, PluginInfo]]:
+        """Every spec conversion with the plugin that declared it, in load order (built-ins
+        first)."""
+        self.ensure_loaded()
+        with self._reading():
+            entries = list(self._conversions.values())
+            return [(conversion, self._records[owner].info()) for conversion, owner in entries]
+
     def spec_conversions(self) -> dict[str, SpecConversion]:
         """The spec conversions declared by plugins, keyed by dotted type name."""
         self.ensure_loaded()
         return {key: conversion for key, (conversion, _) in self._conversions.items()}
+
+    def batching_plugin(self, name: str) -> PluginInfo | None:
+        """The plugin that declares the batching strategy ``name``."""
+        self.ensure_loaded()
+        entry = self._batching.get(name)
+        return self._records[entry[1]].info() if entry else None
 
     def batching_strategies(self) -> dict[str, BatchingStrategy]:
         """The batching strategies declared by plugins, by name."""
@@ -464,16 +710,29 @@ class HubPluginManager:
     def env_ids(self, name: str, *, refresh: bool = False) -> tuple[str, ...]:
         """The bare ids the namespace ``name`` lists, cached (``refresh=True`` asks again).
 
-        Raises whatever the namespace's ``list_envs`` raises; ``()`` when it cannot list.
+        Raises:
+            PluginError: the namespace's ``list_envs`` raised; the message names the plugin
+                (the plugin's exception is the ``__cause__``).
         """
-        with self._lock:
+        with self._reading():
             if not refresh and name in self._listings:
                 return self._listings[name]
         ns = self.namespace(name)
         if ns is None or ns.list_envs is None:
             return ()
-        ids = tuple(sorted({str(env_id) for env_id in ns.list_envs()}))
-        with self._lock:
+        try:
+            ids = tuple(sorted({str(env_id) for env_id in ns.list_envs()}))
+        except Exception as exc:
+            owner = self.namespace_plugin(name)
+            label = f"plugin {owner.name!r}" if owner is not None else "its plugin"
+            error = PluginError(
+                f"Listing the envs of namespace {name!r} failed in {label} "
+                f"({plugin_origin(owner)}): {_describe(exc)}. This is a fault of the plugin; "
+                "report it to its authors (`hub plugins` shows its version)."
+            )
+            error.plugin = owner.name if owner is not None else None
+            raise error from exc
+        with self._reading():
             self._listings[name] = ids
         return ids
 
@@ -493,6 +752,41 @@ def _results(hook: str, result: Any, cls: type) -> list[Any]:
                 f"got an item {item!r}"
             )
     return list(result)
+
+
+def _overrides(found: _Contributions, key: str) -> bool:
+    return any(c.override for c in found.conversions if c.type_name == key)
+
+
+def _ownership(record: _Record, namespace: str) -> str | None:
+    """Why ``record`` owns ``namespace`` by name ("entry-point name", ...), or ``None``."""
+    if record.builtin:
+        return "built-in plugin"
+    wanted = _normalize(namespace)
+    if _normalize(record.name) == wanted:
+        return "entry-point name"
+    dist = _normalize(record.distribution or "")
+    if dist in (wanted, f"hub-{wanted}", f"hub-plugin-{wanted}"):
+        return "distribution name"
+    return None
+
+
+def plugin_origin(info: PluginInfo | None) -> str:
+    """Where a plugin comes from, for messages: ``"hub-plugin-zoo 0.3, module zoo.plugin"``.
+
+    Example:
+        >>> from hub.plugins import PluginInfo
+        >>> plugin_origin(PluginInfo("zoo", "0.3", "zoo.plugin", distribution="hub-plugin-zoo"))
+        'hub-plugin-zoo 0.3, module zoo.plugin'
+    """
+    if info is None:
+        return "unknown plugin"
+    parts = []
+    if info.distribution:
+        parts.append(f"{info.distribution} {info.version or '?'}")
+    if info.module:
+        parts.append(f"module {info.module}")
+    return ", ".join(parts) or "registered in memory"
 
 
 def _backend_family_class() -> type:

@@ -61,6 +61,16 @@ def _check_supported(supported: Any) -> None:
             ) from None
 
 
+def _check_optional(optional: Any) -> None:
+    if not isinstance(optional, Mapping) or not all(
+        isinstance(k, str) and k and isinstance(v, str) and v for k, v in optional.items()
+    ):
+        raise TypeError(
+            "Namespace.optional maps import names to the line that installs each, such as "
+            f"{{'Box2D': 'pip install \"gymnasium[box2d]\"'}}; got {optional!r}."
+        )
+
+
 def _check_callable(kind: str, attribute: str, value: Any) -> None:
     if not callable(value):
         raise TypeError(f"{kind}.{attribute} must be callable, got {value!r}.")
@@ -106,6 +116,10 @@ class Namespace:
         supported: the versions the plugin is tested with, as ``{distribution: specifier}``
             (``{"gymnasium": ">=0.26,<1.5"}``, PEP 440); ``hub doctor`` warns when an installed
             version lies outside, and ``docs/compatibility.md`` lists them.
+        optional: modules that only some envs of the namespace need, as ``{import name: the
+            line that installs it}`` (``{"Box2D": 'pip install "gymnasium[box2d]"'}``); ``hub
+            doctor`` lists the missing ones, and building an env that needs a missing one raises
+            :class:`hub.errors.MissingDependencyError` with that line.
 
     Example:
         >>> from hub.plugins import Namespace
@@ -123,10 +137,12 @@ class Namespace:
     requires: tuple[str, ...] = ()
     description: str = ""
     supported: Mapping[str, str] = field(default_factory=dict)
+    optional: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_name("Namespace", self.name)
         _check_supported(self.supported)
+        _check_optional(self.optional)
         _check_callable("Namespace", "make", self.make)
         if self.list_envs is not None:
             _check_callable("Namespace", "list_envs", self.list_envs)
@@ -150,7 +166,13 @@ class SpecConversion:
             ``"gymnasium.spaces.box.Box"``); a string, so that registering imports nothing.
             A class is accepted too and turned into its dotted path.
         convert: ``convert(obj, **kwargs) -> hub spec``; it may call :func:`hub.convert_spec` for
-            the children of a container space.
+            the children of a container space. It must return a hub spec: anything else is
+            reported as an error of the plugin where the conversion is used.
+        override: this conversion replaces another plugin's for the same class (a built-in
+            one, for example). Without it, a second conversion for a class that already has one
+            is an error of the plugin that came later, also when the two name the class by
+            different paths (``"gymnasium.spaces.box.Box"`` and ``"gymnasium.spaces.Box"``).
+            ``hub plugins`` and ``hub doctor`` show every override.
 
     Example:
         >>> from hub.plugins import SpecConversion
@@ -160,10 +182,12 @@ class SpecConversion:
 
     type_name: str
     convert: Callable[..., Any]
+    override: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "type_name", dotted_name(self.type_name))
         _check_callable("SpecConversion", "convert", self.convert)
+        object.__setattr__(self, "override", bool(self.override))
 
 
 @dataclass(frozen=True)
@@ -208,6 +232,11 @@ class PluginInfo:
         builtin: it ships with hub itself.
         hooks: the hooks it implements.
         distribution: the name of its distribution.
+        load_time: seconds it took to import and register (``None`` if not measured).
+        traceback: the full traceback of its failure (for a plugin that hung: where it was
+            stuck at the deadline), or ``None``.
+        overrides: the spec conversions it declares with ``override=True`` (dotted names).
+        claimed: the namespaces it declared, also when it failed (a failed plugin serves none).
 
     Example:
         >>> from hub.plugins import PluginInfo
@@ -224,13 +253,21 @@ class PluginInfo:
     builtin: bool = False
     hooks: tuple[str, ...] = ()
     distribution: str | None = field(default=None, compare=False)
+    load_time: float | None = field(default=None, compare=False)
+    traceback: str | None = field(default=None, compare=False)
+    overrides: tuple[str, ...] = field(default=(), compare=False)
+    claimed: tuple[str, ...] = field(default=(), compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The JSON form ``hub plugins --json`` prints: name, version, module, namespaces, error."""
+        """The JSON form ``hub plugins --json`` prints: name, version, module, namespaces,
+        error, load_time (seconds), traceback and overrides."""
         return {
             "name": self.name,
             "version": self.version,
             "module": self.module,
             "namespaces": list(self.namespaces),
             "error": self.error,
+            "load_time": self.load_time,
+            "traceback": self.traceback,
+            "overrides": list(self.overrides),
         }

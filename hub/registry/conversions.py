@@ -15,10 +15,10 @@ Example:
     ...     def __init__(self, n):
     ...         self.n = n
     >>> @hub.register_spec_conversion(f"{__name__}.Box")
-    ... def box_to_tuple(space, **kwargs):
-    ...     return ("spec", space.n)
-    >>> hub.convert_spec(Box(3))
-    ('spec', 3)
+    ... def box_to_spec(space, **kwargs):
+    ...     return hub.specs.Unbounded(shape=(space.n,))
+    >>> hub.convert_spec(Box(3)).shape
+    torch.Size([3])
     >>> hub.registry.unregister_spec_conversion(f"{__name__}.Box")
 """
 
@@ -30,8 +30,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from hub.errors import SpecConversionError
-from hub.plugins import ensure_plugins_loaded
+from hub.errors import PluginError, SpecConversionError
+from hub.plugins import PluginInfo, SpecConversion, ensure_plugins_loaded
+from hub.plugins.manager import plugin_origin
 from hub.plugins.types import dotted_name
 
 __all__ = [
@@ -47,7 +48,7 @@ Converter = Callable[..., Any]
 _lock = threading.RLock()
 _explicit: dict[str, Converter] = {}
 _generation = 0
-_cache: weakref.WeakKeyDictionary[type, Converter] = weakref.WeakKeyDictionary()
+_cache: weakref.WeakKeyDictionary[type, tuple[Converter, str]] = weakref.WeakKeyDictionary()
 _cache_key: tuple[int, int, int] | None = None
 
 
@@ -136,6 +137,12 @@ def find_spec_conversion(cls: type) -> Converter | None:
         >>> find_spec_conversion(int) is None
         True
     """
+    found = _find(cls)
+    return found[0] if found is not None else None
+
+
+def _find(cls: type) -> tuple[Converter, str] | None:
+    """The conversion for ``cls`` and who declared it (for messages)."""
     global _cache_key
     manager = ensure_plugins_loaded()
     with _lock:
@@ -147,8 +154,9 @@ def find_spec_conversion(cls: type) -> Converter | None:
         if found is not None:
             return found
         explicit = dict(_explicit)
-    plugins = {name: c.convert for name, c in manager.spec_conversions().items()}
-    found = _lookup(cls, [explicit, plugins])
+    by_class, by_name = _plugin_tables(manager)
+    key = (id(manager), manager.generation, _generation)  # settling conflicts may change it
+    found = _lookup(cls, explicit, by_class, by_name)
     if found is not None:
         with _lock:
             if _cache_key == key:
@@ -156,18 +164,64 @@ def find_spec_conversion(cls: type) -> Converter | None:
     return found
 
 
-def _lookup(cls: type, tables: list[dict[str, Converter]]) -> Converter | None:
-    resolved = [
-        {klass: convert for name, convert in table.items() if (klass := _resolve(name))}
-        for table in tables
-    ]
+_Entry = tuple[Converter, str]
+
+
+def _plugin_tables(manager: Any) -> tuple[dict[type, _Entry], dict[str, _Entry]]:
+    """The plugins' conversions keyed by the class they resolve to (those whose module is
+    imported) and, for the others, by dotted name.
+
+    Two conversions that resolve to the same class are a conflict unless the later one says
+    ``override=True``: the plugin that declared the later one is failed (it is reported, never
+    silently preferred) and the tables are built again without it.
+    """
+    while True:
+        by_class: dict[type, tuple[SpecConversion, PluginInfo]] = {}
+        by_name: dict[str, _Entry] = {}
+        conflict = None
+        for conversion, owner in manager.spec_conversion_entries():
+            klass = _resolve(conversion.type_name)
+            if klass is None:
+                by_name[conversion.type_name] = (conversion.convert, _owner(owner))
+                continue
+            held = by_class.get(klass)
+            if held is None or (conversion.override and held[1].name != owner.name):
+                by_class[klass] = (conversion, owner)
+            elif held[1].name != owner.name:
+                conflict = (conversion, owner, held, klass)
+                break
+        if conflict is None:
+            return {k: (c.convert, _owner(o)) for k, (c, o) in by_class.items()}, by_name
+        conversion, owner, (held, holder), klass = conflict
+        manager.fail_plugin(
+            owner.name,
+            f"its spec conversion {conversion.type_name!r} is for the class {dotted_name(klass)}, "
+            f"which plugin {holder.name!r} converts already ({held.type_name!r}); declare it "
+            "with hub.SpecConversion(..., override=True) to replace that one on purpose (see "
+            "docs/plugins.md, 'Conflicts and diagnostics')",
+        )
+
+
+def _owner(info: PluginInfo) -> str:
+    return f"plugin {info.name!r} ({plugin_origin(info)})"
+
+
+def _lookup(
+    cls: type,
+    explicit: dict[str, Converter],
+    by_class: dict[type, _Entry],
+    by_name: dict[str, _Entry],
+) -> _Entry | None:
+    explicit_by_class = {klass: c for name, c in explicit.items() if (klass := _resolve(name))}
     for klass in cls.__mro__:
         name = dotted_name(klass)
-        for table, by_class in zip(tables, resolved):
-            if name in table:
-                return table[name]
-            if klass in by_class:
-                return by_class[klass]
+        if name in explicit:
+            return explicit[name], f"hub.register_spec_conversion({name!r})"
+        if klass in explicit_by_class:
+            return explicit_by_class[klass], f"hub.register_spec_conversion for {name}"
+        found = by_class.get(klass) or by_name.get(name)
+        if found is not None:
+            return found
     return None
 
 
@@ -180,6 +234,8 @@ def convert_spec(obj: Any, **kwargs: Any) -> Any:
     Raises:
         SpecConversionError: no conversion is registered for the class or its bases; the message
             names the class and says how to register one.
+        PluginError: the conversion returned something that is not a hub spec; the message
+            names the plugin (or the registration) it came from.
 
     Example:
         >>> import hub
@@ -189,10 +245,25 @@ def convert_spec(obj: Any, **kwargs: Any) -> Any:
         ...     print(str(err).splitlines()[0])
         No spec conversion is registered for builtins.float (nor for a base class of it).
     """
-    convert = find_spec_conversion(type(obj))
-    if convert is None:
+    found = _find(type(obj))
+    if found is None:
         raise _no_conversion(type(obj))
-    return convert(obj, **kwargs)
+    convert, owner = found
+    spec = convert(obj, **kwargs)
+    from hub.specs import TensorSpec  # torch: only once something is converted
+
+    if not isinstance(spec, TensorSpec):
+        raise PluginError(
+            f"The spec conversion for {dotted_name(type(obj))} returned "
+            f"{type(spec).__name__} ({_short(spec)}), not a hub spec; this is a fault of "
+            f"{owner}: a conversion must return a hub spec such as hub.specs.Bounded."
+        )
+    return spec
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _no_conversion(cls: type) -> SpecConversionError:

@@ -25,6 +25,7 @@ from hub.plugins import (
     PluginInfo,
     ensure_plugins_loaded,
 )
+from hub.registry.guards import build_env
 from hub.registry.uris import get_namespace, missing_requirement, resolution_order, resolve
 
 __all__ = ["make_env", "make_env_single", "list_envs", "list_plugins", "batching_strategies"]
@@ -62,13 +63,19 @@ def make_env(
 
     Raises:
         UnknownNamespaceError, UnknownEnvError, MissingDependencyError: the URI cannot be served;
-            the message says what is known and what to install.
+            the message says what is known and what to install (a module the backend imports
+            while building the env and that is not installed is a MissingDependencyError too).
+        PluginError: the plugin's ``make`` returned something that is not a ``hub.EnvBase``.
+        InvalidSeedError: ``seed`` is not an int in ``[0, 2**32)``.
 
     Example:
         >>> import hub
         >>> hub.make_env("Counting").batch_size
         torch.Size([])
     """
+    from hub.envs.seeding import check_seed  # hub.envs imports torch: only when building
+
+    seed = check_seed(seed)
     manager = ensure_plugins_loaded()
     ns, env_id = resolve(uri, manager)
     if device is not None:
@@ -79,7 +86,7 @@ def make_env(
                 f"batching={batching!r} batches several envs: pass num_envs=N as well "
                 "(or leave batching='auto' for one env)."
             )
-        env = ns.make(env_id, **kwargs)
+        env = _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs))
     else:
         env = _make_batched(manager, ns, env_id, _check_num_envs(num_envs), batching, kwargs)
     if checks is not None:
@@ -100,8 +107,25 @@ def make_env_single(namespace: str, env_id: str, **kwargs: Any) -> Any:
         >>> factory().batch_size
         torch.Size([])
     """
-    ns = get_namespace(ensure_plugins_loaded(), namespace)
-    return ns.make(env_id, **kwargs)
+    manager = ensure_plugins_loaded()
+    ns = get_namespace(manager, namespace)
+    return _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs))
+
+
+def _build(
+    manager: HubPluginManager,
+    ns: Namespace,
+    env_id: str,
+    make: Callable[[], Any],
+    what: str = "make",
+) -> Any:
+    return build_env(
+        make,
+        f"{ns.name}:{env_id}",
+        plugin=manager.namespace_plugin(ns.name),
+        what=f"namespace {ns.name!r}'s {what}",
+        install_lines=ns.optional,
+    )
 
 
 def _check_num_envs(num_envs: Any) -> int:
@@ -149,7 +173,7 @@ def _make_batched(
                 f"The namespace {ns.name!r} has no native batching; use batching='serial', "
                 "'parallel' or 'auto'."
             )
-        return ns.make(env_id, num_envs=num_envs, **kwargs)
+        return _build(manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs))
     factory: Callable[[], Any] = functools.partial(make_env_single, ns.name, env_id, **kwargs)
     if batching == "serial":
         from hub.batching import SerialEnv
@@ -169,7 +193,13 @@ def _make_batched(
             f"Unknown batching strategy {batching!r}; the strategies are "
             f"{', '.join(batching_strategies())}. Plugins add more through the hub_batching hook."
         )
-    return strategy.make(factory, num_envs)
+    return build_env(
+        lambda: strategy.make(factory, num_envs),
+        f"{ns.name}:{env_id}",
+        plugin=manager.batching_plugin(batching),
+        what=f"batching strategy {batching!r}",
+        install_lines=ns.optional,
+    )
 
 
 def _transformed(env: Any, transforms: Any) -> Any:

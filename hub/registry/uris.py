@@ -21,7 +21,12 @@ import difflib
 import importlib.util
 from collections.abc import Iterable
 
-from hub.errors import MissingDependencyError, UnknownEnvError, UnknownNamespaceError
+from hub.errors import (
+    MissingDependencyError,
+    PluginError,
+    UnknownEnvError,
+    UnknownNamespaceError,
+)
 from hub.plugins import HubPluginManager, Namespace
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "missing_requirement",
     "resolve",
     "closest",
+    "shown",
 ]
 
 #: The namespaces that hub's own plugins serve: name -> (import name, ``hub`` extra).
@@ -45,6 +51,41 @@ BUILTIN_NAMESPACES: dict[str, tuple[str, str] | None] = {
 }
 #: Where a bare id is looked up first.
 RESOLUTION_ORDER = tuple(BUILTIN_NAMESPACES)
+#: How many characters of a URI (or of a part of it) an error message shows.
+SHOWN_CHARS = 80
+
+
+def shown(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``repr(text)``, cut in the middle when it is longer than ``limit`` characters, so that an
+    error never echoes a huge input whole.
+
+    Example:
+        >>> shown("hub:Pendulum")
+        "'hub:Pendulum'"
+        >>> shown("hub:" + "x" * 10_000)
+        "'hub:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' (10,004 characters)"
+    """
+    if len(text) <= limit:
+        return repr(text)
+    half = (limit - 3) // 2
+    return (
+        f"{text[:half]!r}"[:-1] + "..." + f"{text[-half:]!r}"[1:] + f" ({len(text):,} characters)"
+    )
+
+
+def _check_characters(uri: str) -> None:
+    bad = [c for c in uri if c.isspace() or not c.isprintable()]
+    if not bad:
+        return
+    stripped = "".join(c for c in uri if not (c.isspace() or not c.isprintable()))
+    where = "leading " if uri[0] in bad else "trailing " if uri[-1] in bad else ""
+    raise UnknownEnvError(
+        f"The env URI {shown(uri)} holds {where}whitespace or control characters "
+        f"({', '.join(sorted({repr(c) for c in bad}))}), which no env id has. "
+        f"Did you mean {shown(stripped)}? `hub envs` lists the available ids.",
+        env_id=uri,
+        suggestions=(stripped,) if stripped else (),
+    )
 
 
 def parse_uri(uri: str) -> tuple[str | None, str]:
@@ -53,26 +94,28 @@ def parse_uri(uri: str) -> tuple[str | None, str]:
     Raises:
         TypeError: ``uri`` is not a string.
         UnknownNamespaceError: the namespace part is empty (``":Pendulum"``).
-        UnknownEnvError: the id part is empty (``"hub:"``, ``""``).
+        UnknownEnvError: the id part is empty (``"hub:"``, ``""``), or the URI holds whitespace
+            or control characters (``" hub:Pendulum"`` is refused, not stripped).
 
     Example:
         >>> parse_uri("gymnasium:ALE/Pong-v5")
         ('gymnasium', 'ALE/Pong-v5')
     """
     if not isinstance(uri, str):
-        raise TypeError(f"an env URI is a string such as 'hub:Pendulum', got {uri!r}.")
-    namespace, sep, env_id = uri.strip().partition(":")
+        raise TypeError(f"an env URI is a string such as 'hub:Pendulum', got {shown(repr(uri))}.")
+    _check_characters(uri)
+    namespace, sep, env_id = uri.partition(":")
     if not sep:
         namespace, env_id = None, namespace
     elif not namespace:
         raise UnknownNamespaceError(
-            f"The env URI {uri!r} has an empty namespace; write 'namespace:id' (such as "
+            f"The env URI {shown(uri)} has an empty namespace; write 'namespace:id' (such as "
             "'hub:Pendulum') or a bare id ('Pendulum').",
             namespace="",
         )
     if not env_id:
         raise UnknownEnvError(
-            f"The env URI {uri!r} has no env id; write 'namespace:id', such as 'hub:Pendulum'. "
+            f"The env URI {shown(uri)} has no env id; write 'namespace:id', such as 'hub:Pendulum'. "
             "`hub envs` lists the available ids.",
             env_id="",
         )
@@ -119,7 +162,7 @@ def missing_requirement(ns: Namespace) -> str | None:
 
 def _missing_dependency(ns: Namespace, package: str, uri: str | None) -> MissingDependencyError:
     install = MissingDependencyError(package, extra=ns.extra).install_line
-    what = f"{uri!r} needs" if uri else f"The {ns.name!r} namespace needs"
+    what = f"{shown(uri)} needs" if uri else f"The {ns.name!r} namespace needs"
     return MissingDependencyError(
         package,
         extra=ns.extra,
@@ -151,8 +194,8 @@ def get_namespace(
 
 def _unknown_namespace(manager: HubPluginManager, name: str, uri: str | None) -> Exception:
     known = manager.namespace_names()
-    where = f" in {uri!r}" if uri else ""
-    lines = [f"No plugin serves the env namespace {name!r}{where}."]
+    where = f" in {shown(uri)}" if uri else ""
+    lines = [f"No plugin serves the env namespace {shown(name)}{where}."]
     builtin = BUILTIN_NAMESPACES.get(name)
     if builtin is not None:
         package, extra = builtin
@@ -170,7 +213,14 @@ def _unknown_namespace(manager: HubPluginManager, name: str, uri: str | None) ->
             lines.append(f"Did you mean {', '.join(repr(s) for s in suggestions)}?")
     lines.append(f"Known namespaces: {', '.join(known) if known else '(none)'}.")
     failed = manager.failed_plugins()
-    if failed:
+    claimants = [info for info in failed if name in info.claimed]
+    if claimants:
+        lines.append(
+            f"{'Its plugin' if len(claimants) == 1 else 'The plugins that declare it'} failed: "
+            + "; ".join(f"{info.name} ({info.error})" for info in claimants)
+            + ". `hub plugins` shows every plugin."
+        )
+    elif failed:
         owner = [info for info in failed if info.name == name]
         listed = owner or failed
         lead = "Its plugin" if owner else "These plugins"
@@ -201,6 +251,8 @@ def closest(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
         ['Pendulum-v1']
     """
     candidates = sorted(set(candidates))
+    if len(word) > 4 * SHOWN_CHARS:  # no id is that long: spare the similarity search
+        return []
     by_lower: dict[str, list[str]] = {}
     for candidate in candidates:
         by_lower.setdefault(candidate.lower(), []).append(candidate)
@@ -244,7 +296,7 @@ def _check_listed(ns: Namespace, env_id: str, manager: HubPluginManager) -> None
         f" Did you mean {', '.join(f'{ns.name}:{s}' for s in suggestions)}?" if suggestions else ""
     )
     raise UnknownEnvError(
-        f"The namespace {ns.name!r} has no env {env_id!r}.{hint} "
+        f"The namespace {ns.name!r} has no env {shown(env_id)}.{hint} "
         f"`hub envs {ns.name}` lists its envs.",
         env_id=env_id,
         suggestions=tuple(f"{ns.name}:{s}" for s in suggestions),
@@ -268,7 +320,7 @@ def _resolve_bare(env_id: str, manager: HubPluginManager) -> Namespace:
             try:
                 ids = manager.env_ids(name, refresh=refresh)
             except Exception as exc:
-                skipped.append(f"{name} (listing failed: {type(exc).__name__}: {exc})")
+                skipped.append(f"{name} (listing failed{_listing_failure(exc)})")
                 continue
             if env_id in ids:
                 return ns
@@ -278,7 +330,7 @@ def _resolve_bare(env_id: str, manager: HubPluginManager) -> Namespace:
     for candidate in uris:
         by_id.setdefault(candidate.split(":", 1)[1], []).append(candidate)
     suggestions = [u for match in closest(env_id, by_id) for u in by_id[match]][:3]
-    lines = [f"No namespace serves the env id {env_id!r}."]
+    lines = [f"No namespace serves the env id {shown(env_id)}."]
     if suggestions:
         lines.append(f"Did you mean {', '.join(suggestions)}?")
     lines.append(
@@ -289,3 +341,11 @@ def _resolve_bare(env_id: str, manager: HubPluginManager) -> Namespace:
     if skipped:
         lines.append(f"Not searched: {'; '.join(skipped)}.")
     raise UnknownEnvError(" ".join(lines), env_id=env_id, suggestions=tuple(suggestions))
+
+
+def _listing_failure(exc: Exception) -> str:
+    """`` in plugin 'x': RuntimeError: ...`` for a plugin's listing that raised."""
+    cause = exc.__cause__ if isinstance(exc, PluginError) and exc.__cause__ else exc
+    owner = getattr(exc, "plugin", None)
+    where = f" in plugin {owner!r}" if owner else ""
+    return f"{where}: {type(cause).__name__}: {cause}"

@@ -105,6 +105,17 @@ def _convert(name: str, space: Any, **kwargs: Any) -> Any:
     return getattr(spaces, name)(space, **kwargs)
 
 
+def optional_modules(backend: str) -> dict[str, str]:
+    """The modules some of ``backend``'s envs need, with the line that installs each.
+
+    Example:
+        >>> optional_modules("gymnasium")["Box2D"]
+        'pip install "gymnasium[box2d]"'
+    """
+    extras = {"Box2D": "box2d", "mujoco": "mujoco", "ale_py": "atari", "pygame": "classic-control"}
+    return {module: f'pip install "{backend}[{extra}]"' for module, extra in extras.items()}
+
+
 @hub.hookimpl
 def hub_namespaces() -> list[hub.Namespace]:
     """``gymnasium:`` and ``gym:``."""
@@ -118,6 +129,7 @@ def hub_namespaces() -> list[hub.Namespace]:
             requires=(backend,),
             description=f"the envs registered with {backend} (vector envs for num_envs=N)",
             supported={backend: SUPPORTED[backend]},
+            optional=optional_modules(backend),
         )
         for backend in BACKENDS
     ]

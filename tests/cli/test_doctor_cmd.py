@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
+
+import pytest
+
 import hub
 from hub.cli.doctor_checks import mujoco_gl_report
 
@@ -49,10 +54,11 @@ def test_doctor_strict_fails_on_a_broken_plugin(invoke, monkeypatch):
     broken = PluginInfo("broken", "1.0", "broken.plugin", (), "ImportError: boom")
     real = hub.list_plugins
     monkeypatch.setattr(hub, "list_plugins", lambda: [*real(), broken])
-    assert invoke("doctor").exit_code == 0  # not strict: report only
-    result = invoke("doctor", "--strict")
-    assert result.exit_code == 1
+    result = invoke("doctor")
+    assert result.exit_code == 1  # a failed plugin fails the doctor, strict or not
     assert "plugin broken failed to load: ImportError: boom" in result.stdout
+    assert invoke("doctor", "--strict").exit_code == 1
+    assert json.loads(invoke("doctor", "--json").stdout)["ok"] is False
 
 
 def test_doctor_survives_a_broken_plugin_system(invoke, monkeypatch):
@@ -60,7 +66,9 @@ def test_doctor_survives_a_broken_plugin_system(invoke, monkeypatch):
         raise RuntimeError("the plugin system is broken")
 
     monkeypatch.setattr(hub, "list_plugins", explode, raising=False)
-    data = json_of(invoke("doctor", "--json"))
+    result = invoke("doctor", "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
     assert data["ok"] is False
     assert any("the plugin system is broken" in p for p in data["problems"])
 
@@ -72,3 +80,19 @@ def test_mujoco_gl_report():
     assert not bad["ok"] and "vulkan" in bad["advice"]
     assert "switched off" in mujoco_gl_report({"MUJOCO_GL": "off"})["advice"]
     assert mujoco_gl_report({"MUJOCO_GL": "glfw", "DISPLAY": ":0"})["advice"] is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("Box2D") is not None, reason="Box2D is installed")
+def test_doctor_lists_modules_some_envs_need_with_their_install_line(invoke):
+    require("hub.registry")
+    pytest.importorskip("gymnasium")
+    data = json_of(invoke("doctor", "--json"))
+    assert {
+        "namespace": "gymnasium",
+        "module": "Box2D",
+        "install": 'pip install "gymnasium[box2d]"',
+    } in data["env_dependencies"]
+    table = invoke("doctor").stdout
+    assert "modules some envs need, not installed" in table
+    assert 'pip install "gymnasium[box2d]"' in table
+    assert "No problem found." not in table or "module(s) that some envs need" in table

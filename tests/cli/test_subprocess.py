@@ -68,3 +68,24 @@ def test_help_does_not_import_torch():
     result = run(sys.executable, "-c", code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "False False False"
+
+
+@pytest.mark.skipif(
+    __import__("importlib").util.find_spec("Box2D") is not None, reason="Box2D is installed here"
+)
+def test_rollout_of_an_env_whose_module_is_missing_is_one_paragraph():
+    pytest.importorskip("gymnasium")
+    result = run(sys.executable, "-m", "hub", "rollout", "gymnasium:LunarLander-v3")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: 'gymnasium:LunarLander-v3' needs the module 'Box2D'")
+    assert 'Install it with: pip install "gymnasium[box2d]"' in lines[0]
+
+
+def test_rollout_with_a_seed_out_of_range_is_one_paragraph():
+    result = run(sys.executable, "-m", "hub", "rollout", "hub:Pendulum", "--seed", str(2**70))
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "A seed must be an int with 0 <= seed < 2**32" in result.stderr

@@ -14,7 +14,11 @@ GOOD = """
 import hub
 
 def make(env_id, **kwargs):
-    return ("zoo", env_id, kwargs)
+    from hub.envs.builtin import CountingEnv
+
+    env = CountingEnv()
+    env.made = ("zoo", env_id, kwargs)
+    return env
 
 @hub.hookimpl
 def hub_namespaces():
@@ -67,7 +71,7 @@ def test_third_party_plugins_load_after_builtins_with_their_versions(fake_dist):
         "hub-plugin-zoo",
         False,
     )
-    assert hub.make_env("zoo:Walk-v0", speed=1) == ("zoo", "Walk-v0", {"speed": 1})
+    assert hub.make_env("zoo:Walk-v0", speed=1).made == ("zoo", "Walk-v0", {"speed": 1})
 
 
 def test_a_broken_plugin_is_listed_with_its_error_and_warned_once(good_and_broken):
@@ -80,7 +84,7 @@ def test_a_broken_plugin_is_listed_with_its_error_and_warned_once(good_and_broke
     assert "importing 'hubtest_broken.plugin' failed" in infos["broken"].error
     assert infos["broken"].version == "1.2.3"
     assert infos["zoo"].error is None and infos["hub"].error is None
-    assert hub.make_env("zoo:Walk-v0")[0] == "zoo"
+    assert hub.make_env("zoo:Walk-v0").made[0] == "zoo"
     assert hub.make_env("hub:Counting").batch_size == ()
     reset_plugin_manager()  # a new manager in the same process does not warn again
     import warnings

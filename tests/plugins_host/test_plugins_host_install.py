@@ -89,8 +89,12 @@ def hub_cli_exists() -> bool:
 
 
 def plugins_json(run_python, path, env=None) -> dict[str, dict]:
-    result = run_python("", path=path, env=env, args=["-m", "hub", "plugins", "--json"])
-    return {entry["name"]: entry for entry in json.loads(result.stdout)}
+    args = ["-m", "hub", "plugins", "--json"]
+    result = run_python("", path=path, env=env, args=args, check=False)
+    plugins = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    failed = any(entry["error"] for entry in plugins.values())
+    assert result.returncode == (1 if failed else 0), result.stderr  # 1 when a plugin failed
+    return plugins
 
 
 LIST_EXAMPLE = """
@@ -107,16 +111,17 @@ print(json.dumps({
 def test_the_example_plugin_is_listed_once_installed(sites, run_python):
     result = run_python(LIST_EXAMPLE, path=[sites["example"]])
     out = json.loads(result.stdout)
+    example = next(p for p in out["plugins"] if p["name"] == "example")
     assert {
         "name": "example",
         "version": "0.1.0",
         "module": "hub_plugin_example.plugin",
         "namespaces": ["example"],
         "error": None,
-    } in out["plugins"]
+    }.items() <= example.items()
     assert out["envs"] == ["example:Chain-v0"]
     assert not out["torch"]  # loading and listing plugins imports no env code
-    assert "HubPluginWarning" not in result.stderr
+    assert "failed and is skipped" not in result.stderr  # (a slow-load warning is no failure)
 
 
 def test_the_example_plugin_works_once_installed(sites, run_python):

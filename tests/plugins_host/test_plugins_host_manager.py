@@ -20,7 +20,11 @@ from hub.plugins import (
 
 
 def make(env_id, **kwargs):
-    return (env_id, kwargs)
+    from hub.envs.builtin import CountingEnv
+
+    env = CountingEnv()
+    env.made = (env_id, kwargs)
+    return env
 
 
 def namespace_plugin(*names: str):
@@ -125,7 +129,7 @@ def test_a_failing_plugin_is_recorded_warned_and_isolated(manager, plugin, error
         ("bad", False),
         ("good", True),
     ]
-    assert hub.make_env("good:Walk-v0") == ("Walk-v0", {})
+    assert hub.make_env("good:Walk-v0").made == ("Walk-v0", {})
     manager.pm.check_pending()  # what stays registered matches the hookspecs
 
 
@@ -146,13 +150,21 @@ def test_a_failing_plugin_contributes_nothing_at_all(manager, recwarn):
 
 
 def test_names_clash_with_earlier_plugins(manager, recwarn):
-    manager.register(namespace_plugin("zoo"), name="first")
-    clash = manager.register(namespace_plugin("zoo"), name="second")
-    assert "the namespace 'zoo' is already declared by plugin 'first'" in clash.error
+    manager.register(namespace_plugin("zoo", "mine"), name="first")
+    manager.register(namespace_plugin("cage"), name="keeper")
     same_name = manager.register(namespace_plugin("other"), name="first")
     assert "a plugin named 'first' is already registered" in same_name.error
-    assert manager.namespace_plugin("zoo").name == "first"
     assert manager.namespace("other") is None
+    # a namespace: neither owns 'zoo' by name, so both lose it (conflict policy)
+    clash = manager.register(namespace_plugin("zoo"), name="second")
+    assert "it and plugin 'first' both declare the namespace 'zoo'" in clash.error
+    assert "neither owns it by name" in clash.error
+    assert manager.namespace("zoo") is None and manager.namespace("mine") is None
+    # the plugin named after a namespace takes it from the one that held it
+    owner = manager.register(namespace_plugin("cage"), name="cage")
+    assert owner.error is None and manager.namespace_plugin("cage").name == "cage"
+    keeper = next(info for info in manager.plugins() if info.name == "keeper")
+    assert "which belongs to plugin 'cage', whose entry-point name matches it" in keeper.error
 
 
 def test_conversion_and_batching_clashes(manager, recwarn):

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from hub.envs.builtin import CountingEnv
 from hub.plugins import (
     BatchingStrategy,
     HubPluginManager,
@@ -25,19 +26,18 @@ from hub.plugins import (
 PLUGIN_VARS = ("HUB_STRICT_PLUGINS", "HUB_LOAD_PLUGINS", "HUB_DISABLE_PLUGIN_AUTOLOAD")
 
 
-class FakeEnv:
-    """Stands in for an env: records how it was built, seeded and configured."""
+class FakeEnv(CountingEnv):
+    """A real (counting) env that records how it was built, seeded and configured."""
 
     def __init__(self, env_id: str, **kwargs: Any) -> None:
+        num_envs = kwargs.get("num_envs")
+        super().__init__(batch_size=(num_envs,) if num_envs else (), device=kwargs.get("device"))
         self.env_id = env_id
         self.kwargs = kwargs
         self.seed: int | None = None
-        self.checks = False
-        self.batch_size = (kwargs["num_envs"],) if kwargs.get("num_envs") else ()
 
-    def set_seed(self, seed: int | None = None) -> int | None:
+    def _set_seed(self, seed: int | None) -> None:
         self.seed = seed
-        return seed
 
 
 class FakeMaker:

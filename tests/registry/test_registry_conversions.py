@@ -19,6 +19,7 @@ from hub.registry import (
     spec_conversions,
     unregister_spec_conversion,
 )
+from hub.specs import NonTensor
 
 
 class Space:
@@ -32,6 +33,15 @@ class Box(Space):
 
 class WideBox(Box):
     pass
+
+
+def tag(label):
+    """A real spec that carries ``label``, so that a test sees which conversion ran."""
+    return NonTensor(example_data=label)
+
+
+def of(spec):
+    return spec.example_data
 
 
 def name_of(cls: type) -> str:
@@ -75,24 +85,24 @@ def test_registering_by_name_imports_nothing():
 
 
 def test_exact_class_and_mro_fallback(registered):
-    registered(name_of(Space), lambda obj, **kw: "space")
-    assert convert_spec(Box()) == "space"
-    registered(name_of(Box), lambda obj, **kw: ("box", obj.n, kw))
-    assert convert_spec(WideBox(3), device="cpu") == ("box", 3, {"device": "cpu"})
-    assert convert_spec(Space()) == "space"
+    registered(name_of(Space), lambda obj, **kw: tag("space"))
+    assert of(convert_spec(Box())) == "space"
+    registered(name_of(Box), lambda obj, **kw: tag(("box", obj.n, kw)))
+    assert of(convert_spec(WideBox(3), device="cpu")) == ("box", 3, {"device": "cpu"})
+    assert of(convert_spec(Space())) == "space"
 
 
 def test_a_class_is_accepted_as_key_and_the_decorator_form_works(registered):
-    registered(Box, lambda obj, **kw: "by class")
-    assert convert_spec(Box()) == "by class"
+    registered(Box, lambda obj, **kw: tag("by class"))
+    assert of(convert_spec(Box())) == "by class"
 
     @register_spec_conversion(name_of(WideBox))
     def wide(obj, **kwargs):
-        return "decorated"
+        return tag("decorated")
 
     try:
-        assert convert_spec(WideBox()) == "decorated"
-        assert wide(WideBox()) == "decorated"  # the decorator returns the function
+        assert of(convert_spec(WideBox())) == "decorated"
+        assert of(wide(WideBox())) == "decorated"  # the decorator returns the function
     finally:
         unregister_spec_conversion(WideBox)
 
@@ -106,8 +116,8 @@ def test_an_alias_path_resolves_through_the_package(registered, monkeypatch):
     package.Box = cls
     monkeypatch.setitem(sys.modules, "toypkg", package)
     monkeypatch.setitem(sys.modules, "toypkg.box", module)
-    registered("toypkg.Box", lambda obj, **kw: "via alias")
-    assert convert_spec(cls()) == "via alias"
+    registered("toypkg.Box", lambda obj, **kw: tag("via alias"))
+    assert of(convert_spec(cls())) == "via alias"
 
 
 def test_converters_may_convert_children(registered):
@@ -115,32 +125,32 @@ def test_converters_may_convert_children(registered):
         def __init__(self, a, b):
             self.parts = (a, b)
 
-    registered(Box, lambda obj, **kw: f"box{obj.n}")
-    registered(Pair, lambda obj, **kw: tuple(hub.convert_spec(p, **kw) for p in obj.parts))
-    assert convert_spec(Pair(Box(1), Box(2))) == ("box1", "box2")
+    registered(Box, lambda obj, **kw: tag(f"box{obj.n}"))
+    registered(Pair, lambda obj, **kw: tag(tuple(of(hub.convert_spec(p, **kw)) for p in obj.parts)))
+    assert of(convert_spec(Pair(Box(1), Box(2)))) == ("box1", "box2")
 
 
 def test_a_later_registration_replaces_an_earlier_one(registered):
-    registered(Box, lambda obj, **kw: "first")
-    registered(Box, lambda obj, **kw: "second")
-    assert convert_spec(Box()) == "second"
+    registered(Box, lambda obj, **kw: tag("first"))
+    registered(Box, lambda obj, **kw: tag("second"))
+    assert of(convert_spec(Box())) == "second"
 
 
 def test_unresolvable_names_are_ignored(registered):
-    registered("surely_not_installed_pkg.spaces.Box", lambda obj, **kw: "never")
-    registered("sys.no_such_attribute.Box", lambda obj, **kw: "never")
-    registered(Space, lambda obj, **kw: "space")
-    assert convert_spec(Box()) == "space"
+    registered("surely_not_installed_pkg.spaces.Box", lambda obj, **kw: tag("never"))
+    registered("sys.no_such_attribute.Box", lambda obj, **kw: tag("never"))
+    registered(Space, lambda obj, **kw: tag("space"))
+    assert of(convert_spec(Box())) == "space"
 
 
 def test_plugin_conversions_are_used_and_registered_ones_win(add_plugin, registered):
-    add_plugin("conv", conversions=[SpecConversion(name_of(Box), lambda obj, **kw: "plugin")])
-    assert "plugin" == convert_spec(WideBox())
+    add_plugin("conv", conversions=[SpecConversion(name_of(Box), lambda obj, **kw: tag("plugin"))])
+    assert "plugin" == of(convert_spec(WideBox()))
     assert name_of(Box) in spec_conversions()
-    registered(Box, lambda obj, **kw: "registered")
-    assert convert_spec(WideBox()) == "registered"
+    registered(Box, lambda obj, **kw: tag("registered"))
+    assert of(convert_spec(WideBox())) == "registered"
     unregister_spec_conversion(Box)
-    assert convert_spec(WideBox()) == "plugin"
+    assert of(convert_spec(WideBox())) == "plugin"
 
 
 def test_the_error_names_the_type_and_says_what_to_register(manager):

@@ -103,11 +103,12 @@ def test_parallel_without_parallel_env_says_so(add_plugin, toy_namespace, monkey
 def test_the_factory_is_picklable_and_rebuilds_through_the_registry(add_plugin, toy_namespace):
     ns, maker = toy_namespace("zoo")
     received = []
+    batched = counting("Counting")
     strategy = BatchingStrategy(
-        "recorder", make=lambda fn, n, **kw: received.append((fn, n)) or "batched"
+        "recorder", make=lambda fn, n, **kw: received.append((fn, n)) or batched
     )
     add_plugin("zoo", ns, batching=[strategy])
-    assert hub.make_env("zoo:Walk-v0", num_envs=3, batching="recorder", speed=2) == "batched"
+    assert hub.make_env("zoo:Walk-v0", num_envs=3, batching="recorder", speed=2) is batched
     factory, num_envs = received[0]
     assert num_envs == 3
     clone = pickle.loads(pickle.dumps(factory))
@@ -205,7 +206,15 @@ def test_list_plugins_shows_in_memory_plugins(add_plugin, toy_namespace):
     )
     as_json = info.to_json()
     assert as_json.pop("module").endswith("conftest")  # where the in-memory plugin is defined
-    assert as_json == {"name": "zoo-plugin", "version": "1.0", "namespaces": ["zoo"], "error": None}
+    assert as_json.pop("load_time") >= 0
+    assert as_json == {
+        "name": "zoo-plugin",
+        "version": "1.0",
+        "namespaces": ["zoo"],
+        "error": None,
+        "traceback": None,
+        "overrides": [],
+    }
 
 
 # -- the built-in hub: namespace, through its entry point ------------------------------------

@@ -18,7 +18,6 @@ from hub.registry import uris as uris_module
         ("gymnasium:ALE/Pong-v5", ("gymnasium", "ALE/Pong-v5")),
         ("gymnasium:ale_py:ALE/Pong-v5", ("gymnasium", "ale_py:ALE/Pong-v5")),
         ("Pendulum", (None, "Pendulum")),
-        ("  hub:Counting ", ("hub", "Counting")),
     ],
 )
 def test_parse_uri(uri, expected):
@@ -78,7 +77,7 @@ def test_bare_id_skips_missing_backends_and_failing_listings(add_plugin, toy_nam
     assert "zoo:Walk-v0" in message
     assert info.value.suggestions == ("zoo:Walk-v0",)
     assert 'gone (surely_not_installed_pkg is not installed: pip install "hub[gone]")' in message
-    assert "broken (listing failed: RuntimeError: listing is broken)" in message
+    assert "broken (listing failed in plugin 'a': RuntimeError: listing is broken)" in message
     assert "in that order" in message
 
 
