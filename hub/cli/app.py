@@ -109,13 +109,14 @@ def _show_plugin_warnings_plainly() -> None:
 
 
 def _register_commands() -> None:
+    from hub.cli.bench import bench
     from hub.cli.doctor import doctor
     from hub.cli.envs import envs
     from hub.cli.info import info
     from hub.cli.plugins import plugins
     from hub.cli.rollout import rollout
 
-    for command in (plugins, envs, info, rollout, doctor):
+    for command in (plugins, envs, info, rollout, bench, doctor):
         cli.add_command(command)
 
 

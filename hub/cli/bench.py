@@ -1,0 +1,297 @@
+"""``hub bench``: the seed's throughput table (RLlib 2018) measured on this machine.
+
+CartPole with the seed's 64x64 MLP policy, actions per second at vector widths 1, 8 and 64, on
+one core: the raw libraries' vector envs beside hub's batching paths over them. Every cell runs
+in a fresh process (:mod:`hub.cli.bench_cell`) pinned to one core with torch on one thread;
+the runs are interleaved (run ``r`` measures every cell before run ``r + 1`` starts) so that
+drifts of the machine spread over all rows; a cell gives the median and the range of its runs.
+
+Example:
+    >>> report = run_bench(rows=["hub-serial"], widths=[2], runs=1, seconds=0.05, warmup=0.01)
+    >>> report["cells"][0]["row"], report["cells"][0]["median"] > 0
+    ('hub-serial', True)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hub.cli.output import console, echo_json, json_option
+
+__all__ = ["SEED_2018", "bench", "default_rows", "run_bench", "summarize"]
+
+# The seed's table: RLlib 2018, CartPole-v0, one core, 64x64 MLP (actions per second)
+SEED_2018 = {1: 2720.1, 8: 13773.0, 64: 37903.2}
+SEED_ROW = "RLlib 2018 (the seed)"
+DEFAULT_WIDTHS = (1, 8, 64)
+QUICK = {"widths": (1, 8), "runs": 1, "seconds": 0.3, "warmup": 0.1}
+CELL_TIMEOUT_S = 300.0
+
+
+def default_rows() -> list[str]:
+    """Every row that can run here: the built-in rows whose library is installed, then one row
+    per batching strategy that plugins register."""
+    from hub.cli.bench_loops import BUILTIN_ROWS, hub_strategy_row
+
+    has = {name: importlib.util.find_spec(name) is not None for name in ("gymnasium", "envpool")}
+    rows = [r for r in BUILTIN_ROWS if has["envpool" if "envpool" in r else "gymnasium"]]
+    if has["gymnasium"]:
+        from hub.registry import batching_strategies
+
+        builtin = {"auto", "serial", "parallel", "native"}
+        rows += [hub_strategy_row(s) for s in batching_strategies() if s not in builtin]
+    return rows
+
+
+def _plan(rows: Sequence[str], envs: Sequence[str], widths: Sequence[int], runs: int) -> list:
+    cells = [(row, env, width) for env in envs for width in widths for row in rows]
+    plan = []
+    for run in range(runs):  # each run starts one cell further, so no row is always first
+        shift = run % len(cells) if cells else 0
+        plan += [(run, *cell) for cell in cells[shift:] + cells[:shift]]
+    return plan
+
+
+def _run_cell(row: str, env: str, width: int, *, seconds: float, warmup: float, core: int | None):
+    command = [sys.executable, "-m", "hub.cli.bench_cell", row, env, str(width)]
+    command += ["--seconds", str(seconds), "--warmup", str(warmup)]
+    if core is not None:
+        command += ["--core", str(core)]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=CELL_TIMEOUT_S + seconds + warmup
+        )
+    except subprocess.TimeoutExpired:
+        return {"row": row, "env": env, "width": width, "error": "timed out"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"row": row, "env": env, "width": width, "error": f"exit {done.returncode}: {tail}"}
+    return json.loads(lines[-1])
+
+
+def summarize(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per (row, env, width): the runs' actions/s, their median, min and max."""
+    cells: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for result in results:
+        key = (result["row"], result["env"], result["width"])
+        cell = cells.setdefault(
+            key, {"row": key[0], "env": key[1], "width": key[2], "runs": [], "errors": []}
+        )
+        if "error" in result:
+            cell["errors"].append(result["error"])
+        else:
+            cell["runs"].append(result["actions_per_s"])
+    for cell in cells.values():
+        runs = cell["runs"]
+        cell["median"] = statistics.median(runs) if runs else None
+        cell["min"] = min(runs) if runs else None
+        cell["max"] = max(runs) if runs else None
+    return list(cells.values())
+
+
+def _versions() -> dict[str, str | None]:
+    from hub.cli.introspect import distribution_version
+
+    names = ("hub", "torch", "tensordict", "numpy", "gymnasium", "envpool")
+    return {name: distribution_version(name) for name in names}
+
+
+def run_bench(
+    rows: Sequence[str] | None = None,
+    widths: Sequence[int] = DEFAULT_WIDTHS,
+    envs: Sequence[str] = ("CartPole-v1",),
+    runs: int = 3,
+    seconds: float = 3.0,
+    warmup: float = 0.5,
+    core: int | None = None,
+    on_cell: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Measure the table; returns the report (what ``hub bench --json`` prints)."""
+    rows = list(default_rows() if rows is None else rows)
+    if core is None and hasattr(os, "sched_getaffinity"):
+        core = max(os.sched_getaffinity(0))
+    results = []
+    for _, row, env, width in _plan(rows, envs, widths, runs):
+        result = _run_cell(row, env, width, seconds=seconds, warmup=warmup, core=core)
+        results.append(result)
+        if on_cell is not None:
+            on_cell(result)
+    return {
+        "config": {
+            "rows": rows,
+            "widths": list(widths),
+            "envs": list(envs),
+            "runs": runs,
+            "seconds": seconds,
+            "warmup": warmup,
+            "core": core,
+        },
+        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "versions": _versions(),
+        "reference": {"row": SEED_ROW, "env": "CartPole-v0", "actions_per_s": SEED_2018},
+        "cells": summarize(results),
+    }
+
+
+def ratio_to_raw(report: dict[str, Any], cell: dict[str, Any]) -> float | None:
+    """A hub cell's median over its raw row's median (same env and width), if both ran."""
+    from hub.cli.bench_loops import RAW_OF, STRATEGY_PREFIX
+
+    raw = RAW_OF.get(cell["row"], "gymnasium" if cell["row"].startswith(STRATEGY_PREFIX) else None)
+    for other in report["cells"]:
+        if (other["row"], other["env"], other["width"]) == (raw, cell["env"], cell["width"]):
+            if other["median"] and cell["median"]:
+                return cell["median"] / other["median"]
+    return None
+
+
+def _label(row: str) -> str:
+    from hub.cli.bench_loops import BUILTIN_ROWS, STRATEGY_PREFIX
+
+    if row.startswith(STRATEGY_PREFIX):
+        return f"hub batching={row[len(STRATEGY_PREFIX) :]!r}"
+    return BUILTIN_ROWS.get(row, row)
+
+
+def print_table(report: dict[str, Any]) -> None:
+    """The table on stdout: median [min-max] actions/s, and each hub row's ratio to raw."""
+    from rich.table import Table
+
+    config = report["config"]
+    for env in config["envs"]:
+        table = Table(title=f"{env}: actions/s on one core", title_justify="left")
+        table.add_column("loop")
+        for width in config["widths"]:
+            table.add_column(f"W={width}", justify="right")
+        if env == "CartPole-v1":
+            seed = report["reference"]["actions_per_s"]
+            table.add_row(
+                SEED_ROW, *(f"{seed[w]:,.0f}" if w in seed else "-" for w in config["widths"])
+            )
+        for row in config["rows"]:
+            cells = {c["width"]: c for c in report["cells"] if c["row"] == row and c["env"] == env}
+            table.add_row(
+                _label(row), *(_cell_text(report, cells.get(w)) for w in config["widths"])
+            )
+        console().print(table)
+
+
+def _cell_text(report: dict[str, Any], cell: dict[str, Any] | None) -> str:
+    if cell is None or cell["median"] is None:
+        return "n/a" if cell is None or not cell["errors"] else "error"
+    text = f"{cell['median']:,.0f}"
+    if len(cell["runs"]) > 1:
+        text += f" [{cell['min']:,.0f}-{cell['max']:,.0f}]"
+    ratio = ratio_to_raw(report, cell)
+    if ratio is not None:
+        text += f" ({ratio:.2f}x)"
+    return text
+
+
+@click.command(short_help="The seed's throughput table (CartPole, 64x64 MLP) on this machine.")
+@click.option(
+    "--widths",
+    default=",".join(map(str, DEFAULT_WIDTHS)),
+    show_default=True,
+    help="Vector widths, comma-separated.",
+)
+@click.option(
+    "--envs",
+    "extra_envs",
+    multiple=True,
+    metavar="ID",
+    help="Another env id to measure besides CartPole-v1 (repeatable), e.g. Pong-v5.",
+)
+@click.option("--rows", default=None, help="Rows to run, comma-separated (default: all here).")
+@click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--seconds", type=click.FloatRange(min=0.01), default=3.0, show_default=True)
+@click.option("--warmup", type=click.FloatRange(min=0.0), default=0.5, show_default=True)
+@click.option("--core", type=int, default=None, help="The core to pin to (default: the last).")
+@click.option("--quick", is_flag=True, help="Widths 1 and 8, one short run: under a minute.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Draw the table as a chart (.png or .svg).",
+)
+@json_option
+def bench(
+    widths: str,
+    extra_envs: tuple[str, ...],
+    rows: str | None,
+    runs: int,
+    seconds: float,
+    warmup: float,
+    core: int | None,
+    quick: bool,
+    plot: Path | None,
+    as_json: bool,
+) -> None:
+    """Measure the seed's table (RLlib 2018: CartPole on one core with a 64x64 MLP policy,
+    actions/s at vector widths 1, 8 and 64) on this machine: the raw libraries' vector envs
+    beside hub's batching paths over them. Each cell runs in a fresh process pinned to one core;
+    runs are interleaved; a cell shows the median [min-max] and, for hub rows, the ratio to the
+    raw library.
+
+    \b
+    Examples:
+      hub bench
+      hub bench --quick --plot bench.png
+      hub bench --envs Pong-v5 --rows envpool,hub-envpool --json
+    """
+    from rich.progress import Progress
+
+    kwargs: dict[str, Any] = {"runs": runs, "seconds": seconds, "warmup": warmup}
+    width_list = _int_list(widths)
+    if quick:
+        kwargs.update({k: v for k, v in QUICK.items() if k != "widths"})
+        width_list = list(QUICK["widths"])
+    envs = ["CartPole-v1", *extra_envs]
+    row_list = None if rows is None else [r.strip() for r in rows.split(",") if r.strip()]
+    total = len(row_list or default_rows()) * len(envs) * len(width_list) * kwargs["runs"]
+    with Progress(console=console(stderr=True), transient=True, disable=as_json) as progress:
+        task = progress.add_task("measuring", total=total)
+        report = run_bench(
+            row_list,
+            width_list,
+            envs,
+            core=core,
+            on_cell=lambda _: progress.advance(task),
+            **kwargs,
+        )
+    if plot is not None:
+        from hub.cli.bench_plot import plot_report
+
+        plot_report(report, plot)
+    if as_json:
+        echo_json(report)
+        return
+    print_table(report)
+    errors = [c for c in report["cells"] if c["errors"]]
+    for cell in errors:
+        console().print(f"{cell['row']} {cell['env']} W={cell['width']}: {cell['errors'][0]}")
+    if plot is not None:
+        console().print(f"plot written to {plot}")
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected widths such as 1,8,64, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise click.BadParameter(f"widths are positive integers such as 1,8,64, got {text!r}")
+    return values

@@ -1,0 +1,60 @@
+"""``hub bench``: the seed's table runs end to end (a smoke test: no assertion on speed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hub.cli.bench import SEED_2018, run_bench, summarize
+from hub.cli.bench_loops import BUILTIN_ROWS, build_loop
+
+from .conftest import json_of
+
+
+def test_quick_table_with_every_builtin_row_and_a_plot(invoke, tmp_path) -> None:
+    plot = tmp_path / "bench.svg"
+    rows = ",".join(BUILTIN_ROWS)
+    report = json_of(invoke("bench", "--quick", "--rows", rows, "--json", "--plot", str(plot)))
+    assert report["config"]["widths"] == [1, 8]
+    assert report["reference"]["actions_per_s"] == {str(k): v for k, v in SEED_2018.items()}
+    cells = {(c["row"], c["width"]): c for c in report["cells"]}
+    assert set(cells) == {(row, w) for row in BUILTIN_ROWS for w in (1, 8)}
+    for cell in cells.values():
+        assert cell["errors"] == [] and cell["median"] > 0, cell
+    assert plot.read_text().startswith("<?xml")
+
+
+def test_the_table_names_each_row_and_the_seed(invoke) -> None:
+    result = invoke(
+        "bench", "--rows", "hub-serial", "--widths", "2", "--runs", "1", "--seconds", "0.05"
+    )
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "RLlib 2018 (the seed)" in text and "hub SerialEnv of gymnasium envs" in text
+    assert "W=2" in text
+
+
+def test_a_failing_cell_is_reported_not_raised() -> None:
+    report = run_bench(
+        rows=["hub-serial"], widths=[1], envs=["NoSuchEnv-v0"], runs=1, seconds=0.01, warmup=0
+    )
+    (cell,) = report["cells"]
+    assert cell["median"] is None and "NoSuchEnv-v0" in cell["errors"][0]
+
+
+@pytest.mark.parametrize("row", ["hub-gymnasium", "hub-envpool"])
+def test_hub_rows_step_with_one_hot_actions(row: str) -> None:
+    step, close = build_loop(row, "CartPole-v1", 3)
+    try:
+        for _ in range(20):
+            step()
+    finally:
+        close()
+
+
+def test_summary_takes_median_and_range() -> None:
+    runs = [{"row": "r", "env": "e", "width": 1, "actions_per_s": v} for v in (3.0, 1.0, 2.0)]
+    (cell,) = summarize([*runs, {"row": "r", "env": "e", "width": 1, "error": "boom"}])
+    assert (cell["median"], cell["min"], cell["max"], cell["errors"]) == (2.0, 1.0, 3.0, ["boom"])
+    assert json.dumps(cell)
