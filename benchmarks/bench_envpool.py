@@ -22,6 +22,10 @@ alike (so that every case steps the same stretch of its envs' lives):
 * ``hub_rollout_out``: the same, each call writing into the previous call's output
   (``rollout(..., out=data)``), as a collector reusing its batch buffer does: no new memory;
 * ``hub_loop``: a manual ``step_and_maybe_reset`` loop on the same env;
+* ``hub_loop_unchecked`` / ``hub_rollout_unchecked`` / ``hub_rollout_out_unchecked`` (only when
+  named in ``--cases``): the same on an env whose check of discrete action values (out-of-range
+  categories, which crash EnvPool) is taken out, to measure that check's cost; the summary gives
+  the paired ratio of each checked case to its unchecked twin;
 * ``torchrl_rollout`` / ``torchrl_rollout_out`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
   installed (``benchmarks/setup_peer_venv.sh``). TorchRL 0.14.1 fails on EnvPool >= 1.1 (it
   converts gymnasium spaces under the gym backend); the benchmark then patches it, here only:
@@ -282,15 +286,30 @@ def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable, Cal
     return rollout, rollout_out, loop
 
 
-def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
-    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``."""
+def hub_cases(
+    task: str, num_envs: int, actions: torch.Tensor, value_checks: bool = True
+) -> dict[str, Callable[[int], None]]:
+    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``;
+    with ``value_checks=False``, on an env without the check of discrete action values (the
+    ``_unchecked`` cases)."""
     import hub
 
     env = hub.make_env(
         f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
     )
+    suffix = ""
+    if not value_checks:
+        # here only, to measure the check: each entry of the env's cached action checks ends
+        # with the value check (None: none); a valid policy's actions pass it anyway
+        env.action_keys  # noqa: B018 - computes the cached checks
+        env._action_checks = [entry[:-1] + (None,) for entry in env._action_checks]
+        suffix = "_unchecked"
     rollout, rollout_out, loop = _env_cases(env, actions)
-    return {"hub_rollout": rollout, "hub_rollout_out": rollout_out, "hub_loop": loop}
+    return {
+        f"hub_rollout{suffix}": rollout,
+        f"hub_rollout_out{suffix}": rollout_out,
+        f"hub_loop{suffix}": loop,
+    }
 
 
 # ---------------------------------------------------------------------- TorchRL
@@ -381,6 +400,9 @@ def run_round(
     cases.update(_one_env_per_case(lambda: raw_cases(task, num_envs, actions, actions_t), wanted))
     if only is None or any(name.startswith("hub_") for name in only):
         cases.update(_one_env_per_case(lambda: hub_cases(task, num_envs, actions_t), wanted))
+    if only is not None and any(name.endswith("_unchecked") for name in only):
+        build = lambda: hub_cases(task, num_envs, actions_t, value_checks=False)  # noqa: E731
+        cases.update(_one_env_per_case(build, wanted))
     if only is None or any(name.startswith("torchrl_") for name in only):
         build = lambda: torchrl_cases(task, num_envs, actions_t, notes)  # noqa: E731
         cases.update(_one_env_per_case(build, wanted))
@@ -418,6 +440,14 @@ def summarize(
             "ratio_max": max(ratios),
             "main_thread_cpu_us_per_batch_step": statistics.median(c[name] for c in cpu),
         }
+        twin = name.removesuffix("_unchecked")
+        if twin != name and twin in rounds[0]:  # the cost of the action value check
+            paired = [r[twin] / r[name] for r in rounds]
+            out[name]["checked_vs_unchecked_ratio"] = statistics.median(paired)
+            out[name]["checked_vs_unchecked_ratio_min_max"] = [min(paired), max(paired)]
+            out[name]["checked_minus_unchecked_cpu_us"] = statistics.median(
+                c[twin] - c[name] for c in cpu
+            )
     return out
 
 
@@ -490,6 +520,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"{row['ratio_vs_raw_step']:12.2f} {span:>12s} "
                 f"{row['main_thread_cpu_us_per_batch_step']:12.0f}"
             )
+            if "checked_vs_unchecked_ratio" in row:
+                print(
+                    f"  {'':18s} checked / unchecked: rate x{row['checked_vs_unchecked_ratio']:.3f}"
+                    f", CPU {row['checked_minus_unchecked_cpu_us']:+.1f} us per batch step"
+                )
         print()
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
