@@ -70,6 +70,15 @@ CASES = {
             torch.tensor([[True, True, False], [True, False, False]]),  # two-hot
         ],
     ),
+    "one_hot_wide": (  # n >= 256: counted with torch rather than a uint8 product
+        OneHot(300, shape=(2, 300)),
+        torch.eye(300, dtype=torch.bool)[[4, 299]],
+        [
+            torch.zeros(2, 300, dtype=torch.bool),
+            torch.eye(300, dtype=torch.bool)[[4, 299]] | torch.eye(300, dtype=torch.bool)[0],
+            torch.ones(2, 300, dtype=torch.bool),  # 300 Trues: 44 in a wrapping uint8 count
+        ],
+    ),
     "multi_categorical": (
         MultiCategorical([2, 3], shape=(2, 2)),
         torch.tensor([[1, 2], [0, 0]]),

@@ -112,11 +112,7 @@ def test_invalid_one_hot_rows_are_refused(path):
     env = hub.make_env("envpool:Pong-v5", num_envs=2, seed=0)
     good = torch.zeros(2, 6, dtype=torch.bool)
     good[:, 3] = True
-    for name, row in (
-        ("all False", [0] * 6),
-        ("all True", [1] * 6),
-        ("two-hot", [0, 1, 0, 0, 1, 0]),
-    ):
+    for row in ([0] * 6, [1] * 6, [0, 1, 0, 0, 1, 0]):  # all False, all True, two-hot
         bad = good.clone()
         bad[1] = torch.tensor(row, dtype=torch.bool)
         td = env.reset().set("action", bad)
