@@ -76,7 +76,7 @@ CASES = {
         [
             torch.zeros(2, 300, dtype=torch.bool),
             torch.eye(300, dtype=torch.bool)[[4, 299]] | torch.eye(300, dtype=torch.bool)[0],
-            torch.ones(2, 300, dtype=torch.bool),  # 300 Trues: 44 in a wrapping uint8 count
+            torch.ones(2, 300, dtype=torch.bool),
         ],
     ),
     "multi_categorical": (
