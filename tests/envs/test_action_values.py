@@ -54,12 +54,24 @@ def _step_with(env: EnvBase, action: torch.Tensor) -> TensorDict:
     return env.step(td)
 
 
+MANY_ROWS = torch.eye(100, dtype=torch.bool)[torch.tensor([[1, 2, 3, 99], [0, 0, 0, 0]])]
+
 # one spec of each discrete kind (batch of 2), with valid values and values that must raise
 CASES = {
     "categorical": (
         Categorical(4, shape=(2,)),
         torch.tensor([3, 0]),
         [torch.tensor([-1, 0]), torch.tensor([4, 0]), torch.tensor([2**31 - 1, 0])],
+    ),
+    "categorical_many": (  # more values than a Python list is used for: a torch reduction
+        Categorical(5, shape=(2, 200)),
+        torch.arange(400).reshape(2, 200) % 5,
+        [torch.full((2, 200), 5), torch.full((2, 200), -1)],
+    ),
+    "one_hot_many": (  # more values than a Python list is used for: a uint8 matrix product
+        OneHot(100, shape=(2, 4, 100)),
+        MANY_ROWS,
+        [MANY_ROWS & False, MANY_ROWS | True, MANY_ROWS | torch.eye(100, dtype=torch.bool)[5]],
     ),
     "one_hot": (
         OneHot(3, shape=(2, 3)),
