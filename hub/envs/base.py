@@ -96,7 +96,9 @@ class EnvBase(metaclass=_EnvMeta):
         batch_size: the env's batch dims (``()`` for a single env). Every spec starts with them.
         checks: check every action against the action spec (bounds included) and every output
             against the output specs (shapes, dtypes, finite rewards). With ``checks=False``,
-            wrong action shapes and dtypes still raise; bounds and finiteness are not checked.
+            wrong action shapes and dtypes still raise, and so do discrete action values out of
+            their spec (native code indexes with them); continuous bounds and finiteness are
+            not checked.
         spec_locked: lock the specs after construction (setting a spec through the env's
             properties still works: it unlocks, sets and relocks).
         auto_reset: the env resets itself inside ``_step`` when an episode ends (see the
