@@ -22,6 +22,10 @@ alike (so that every case steps the same stretch of its envs' lives):
 * ``hub_rollout_out``: the same, each call writing into the previous call's output
   (``rollout(..., out=data)``), as a collector reusing its batch buffer does: no new memory;
 * ``hub_loop``: a manual ``step_and_maybe_reset`` loop on the same env;
+* ``hub_loop_unchecked`` / ``hub_rollout_unchecked`` / ``hub_rollout_out_unchecked`` (only when
+  named in ``--cases``): the same on an env whose check of discrete action values (out-of-range
+  categories, which crash EnvPool) is taken out, to measure that check's cost; the summary gives
+  the paired ratio of each checked case to its unchecked twin;
 * ``torchrl_rollout`` / ``torchrl_rollout_out`` / ``torchrl_loop``: TorchRL's ``MultiThreadedEnv``, where TorchRL is
   installed (``benchmarks/setup_peer_venv.sh``). TorchRL 0.14.1 fails on EnvPool >= 1.1 (it
   converts gymnasium spaces under the gym backend); the benchmark then patches it, here only:
@@ -37,7 +41,8 @@ the summary gives the median over rounds. The machine may be shared: read the ra
 
 Usage:
     python benchmarks/bench_envpool.py [--tasks Pong-v5 CartPole-v1] [--rounds 3]
-        [--num-envs 8] [--steps N] [--cases NAME ...] [--out benchmarks/results/envpool.json]
+        [--num-envs 8] [--steps N] [--cases NAME ...] [--action-check-cost]
+        [--out benchmarks/results/envpool.json]
 
 Example:
     /tmp/benchvenv/bin/python benchmarks/bench_envpool.py --rounds 3
@@ -282,15 +287,72 @@ def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable, Cal
     return rollout, rollout_out, loop
 
 
-def hub_cases(task: str, num_envs: int, actions: torch.Tensor) -> dict[str, Callable[[int], None]]:
-    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``."""
+def _drop_action_value_checks(env: Any) -> None:
+    """Take the check of discrete action values out of ``env`` (here only, to measure it):
+    each entry of the env's cached action checks ends with its value check (``None``: none)."""
+    env.action_keys  # noqa: B018 - computes the cached checks
+    env._action_checks = [entry[:-1] + (None,) for entry in env._action_checks]
+
+
+def hub_cases(
+    task: str, num_envs: int, actions: torch.Tensor, value_checks: bool = True
+) -> dict[str, Callable[[int], None]]:
+    """``rollout`` and a manual ``step_and_maybe_reset`` loop of ``make_env("envpool:...")``;
+    with ``value_checks=False``, on an env without the check of discrete action values (the
+    ``_unchecked`` cases)."""
     import hub
 
     env = hub.make_env(
         f"envpool:{task}", num_envs=num_envs, seed=0, categorical_action_encoding=True
     )
+    suffix = ""
+    if not value_checks:
+        _drop_action_value_checks(env)
+        suffix = "_unchecked"
     rollout, rollout_out, loop = _env_cases(env, actions)
-    return {"hub_rollout": rollout, "hub_rollout_out": rollout_out, "hub_loop": loop}
+    return {
+        f"hub_rollout{suffix}": rollout,
+        f"hub_rollout_out{suffix}": rollout_out,
+        f"hub_loop{suffix}": loop,
+    }
+
+
+def action_check_cost(task: str, num_envs: int, pairs: int = 15) -> dict[str, float]:
+    """Microseconds that the check of discrete action values adds to the action checks of one
+    batch step (``EnvBase._check_actions``), for integer and one-hot actions: the median over
+    ``pairs`` of the paired difference of the best of 3 timings of 20,000 calls, with and
+    without the check. CPU work in the main thread only, so the machine's load disturbs it
+    far less than the env-steps/s of the loops."""
+    import timeit
+
+    import hub
+
+    out = {}
+    for encoding, categorical in (("categorical", True), ("one_hot", False)):
+        calls = []
+        for checked in (True, False):
+            env = hub.make_env(
+                f"envpool:{task}", num_envs=num_envs, categorical_action_encoding=categorical
+            )
+            td = env.rand_action(env.reset())
+            if not checked:
+                _drop_action_value_checks(env)
+            calls.append((env, td))
+        diffs, unchecked = [], []
+        for _ in range(pairs):
+            best = [
+                min(timeit.repeat(lambda e=e, t=t: e._check_actions(t), number=20000, repeat=3))
+                / 20000
+                * 1e6
+                for e, t in calls
+            ]
+            diffs.append(best[0] - best[1])
+            unchecked.append(best[1])
+        out[f"{encoding}_check_us"] = statistics.median(diffs)
+        out[f"{encoding}_other_action_checks_us"] = statistics.median(unchecked)
+        for env, _ in calls:
+            env.close()
+    return out
 
 
 # ---------------------------------------------------------------------- TorchRL
@@ -381,6 +443,9 @@ def run_round(
     cases.update(_one_env_per_case(lambda: raw_cases(task, num_envs, actions, actions_t), wanted))
     if only is None or any(name.startswith("hub_") for name in only):
         cases.update(_one_env_per_case(lambda: hub_cases(task, num_envs, actions_t), wanted))
+    if only is not None and any(name.endswith("_unchecked") for name in only):
+        build = lambda: hub_cases(task, num_envs, actions_t, value_checks=False)  # noqa: E731
+        cases.update(_one_env_per_case(build, wanted))
     if only is None or any(name.startswith("torchrl_") for name in only):
         build = lambda: torchrl_cases(task, num_envs, actions_t, notes)  # noqa: E731
         cases.update(_one_env_per_case(build, wanted))
@@ -418,6 +483,14 @@ def summarize(
             "ratio_max": max(ratios),
             "main_thread_cpu_us_per_batch_step": statistics.median(c[name] for c in cpu),
         }
+        twin = name.removesuffix("_unchecked")
+        if twin != name and twin in rounds[0]:  # the cost of the action value check
+            paired = [r[twin] / r[name] for r in rounds]
+            out[name]["checked_vs_unchecked_ratio"] = statistics.median(paired)
+            out[name]["checked_vs_unchecked_ratio_min_max"] = [min(paired), max(paired)]
+            out[name]["checked_minus_unchecked_cpu_us"] = statistics.median(
+                c[twin] - c[name] for c in cpu
+            )
     return out
 
 
@@ -451,6 +524,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--cases", nargs="+", default=None, help="run only these cases (raw_step always runs)"
     )
+    parser.add_argument(
+        "--action-check-cost",
+        action="store_true",
+        help="also time the check of discrete action values alone (action_check_cost)",
+    )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     results: dict[str, Any] = {
@@ -471,6 +549,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             cpu.append(cpu_us)
             print(f"{task} round {r}: " + ", ".join(f"{k} {v:,.0f}" for k, v in rates.items()))
         summary = summarize(rounds, cpu)
+        if args.action_check_cost:
+            notes["action_check_cost"] = action_check_cost(task, args.num_envs)
+            print(f"{task}: the action value check alone: {notes['action_check_cost']}")
         results["tasks"][task] = {
             "batch_steps_per_run": steps,
             "load_average_before_rounds": loads,
@@ -490,6 +571,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"{row['ratio_vs_raw_step']:12.2f} {span:>12s} "
                 f"{row['main_thread_cpu_us_per_batch_step']:12.0f}"
             )
+            if "checked_vs_unchecked_ratio" in row:
+                print(
+                    f"  {'':18s} checked / unchecked: rate x{row['checked_vs_unchecked_ratio']:.3f}"
+                    f", CPU {row['checked_minus_unchecked_cpu_us']:+.1f} us per batch step"
+                )
         print()
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

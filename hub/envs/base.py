@@ -96,7 +96,9 @@ class EnvBase(metaclass=_EnvMeta):
         batch_size: the env's batch dims (``()`` for a single env). Every spec starts with them.
         checks: check every action against the action spec (bounds included) and every output
             against the output specs (shapes, dtypes, finite rewards). With ``checks=False``,
-            wrong action shapes and dtypes still raise; bounds and finiteness are not checked.
+            wrong action shapes and dtypes still raise, and so do discrete action values out of
+            their spec (native code indexes with them); continuous bounds and finiteness are
+            not checked.
         spec_locked: lock the specs after construction (setting a spec through the env's
             properties still works: it unlocks, sets and relocks).
         auto_reset: the env resets itself inside ``_step`` when an episode ends (see the
@@ -441,7 +443,16 @@ class EnvBase(metaclass=_EnvMeta):
         self._action_checks = []
         for key in self._action_keys:
             spec = full_action[key]
-            self._action_checks.append((key, spec, spec.shape, spec.shape[n_batch:], spec.dtype))
+            self._action_checks.append(
+                (
+                    key,
+                    spec,
+                    spec.shape,
+                    spec.shape[n_batch:],
+                    spec.dtype,
+                    _checks.action_value_check(spec),
+                )
+            )
         self._single_action = self._action_checks[0] if len(self._action_checks) == 1 else None
         self._done_flag_keys = [p + ("done",) if p else "done" for p in self._done_prefixes]
         self._reset_keys = [p + ("_reset",) if p else "_reset" for p in self._done_prefixes]
@@ -597,11 +608,14 @@ class EnvBase(metaclass=_EnvMeta):
     # ------------------------------------------------------------------ step
     def _check_actions(self, tensordict: TensorDictBase) -> None:
         """Raise :class:`~hub.errors.SpecMismatchError` when an action entry of ``tensordict``
-        is missing or does not have its spec's shape and dtype (and, with ``checks``, when it is
-        out of bounds): what :meth:`step` checks first. For subclasses that step their backend
-        outside :meth:`step` (see :meth:`_plain_step_ok`)."""
+        is missing, does not have its spec's shape, has a discrete value out of its spec (a
+        category out of range, a one-hot row without exactly one 1) or, with ``checks``, is out
+        of bounds or not finite: what :meth:`step` checks first. An action of another dtype
+        that encodes the same values (an int64 one-hot for a bool ``OneHot``) is cast to the
+        spec's dtype in ``tensordict``. For subclasses that step their backend outside
+        :meth:`step` (see :meth:`_plain_step_ok`)."""
         locked = self.batch_locked
-        for key, spec, shape, event_shape, dtype in self._action_checks:
+        for key, spec, shape, event_shape, dtype, values_ok in self._action_checks:
             value = fast_get(tensordict, key)
             if value is None:
                 raise SpecMismatchError(
@@ -611,10 +625,23 @@ class EnvBase(metaclass=_EnvMeta):
                 bad_shape = value.shape != shape
             else:
                 bad_shape = value.shape[tensordict.batch_dims :] != event_shape
-            if bad_shape or value.dtype != dtype:
+            if bad_shape:
                 raise SpecMismatchError(key, spec, _checks.describe(value), where="step")
+            if value.dtype != dtype:
+                value = _checks.cast_action(key, spec, value)
+                tensordict.set(key, value)
             if self.checks:
                 _checks.check_action_bounds(self, key, spec, value, tensordict)
+            elif values_ok is not None and not values_ok(value):
+                raise _checks.bad_action_values(key, spec, value)
+
+    def _check_action_values(self, tensordict: TensorDictBase) -> None:
+        """The part of :meth:`_check_actions` that keeps a bad discrete action from native
+        code (out-of-range categories, invalid one-hot rows), for :meth:`step_into`."""
+        for key, spec, _, _, _, values_ok in self._action_checks:
+            value = fast_get(tensordict, key)
+            if values_ok is not None and value is not None and not values_ok(value):
+                raise _checks.bad_action_values(key, spec, value)
 
     def _plain_step_ok(self, tensordict: TensorDictBase) -> bool:
         """Whether stepping ``tensordict`` needs none of :meth:`step`'s generic work: the env is
@@ -684,7 +711,8 @@ class EnvBase(metaclass=_EnvMeta):
         (observations, rewards, done flags, state) to tensors of their specs' shapes and dtypes;
         each entry the step produces is copied into its tensor, the others are left alone (the
         step's entries that ``out`` lacks are dropped). ``tensordict`` is not modified. Returns
-        ``None`` when every tensor of ``out`` was written, else the keys that were.
+        ``None`` when every tensor of ``out`` was written, else the keys that were. The values of
+        discrete actions are checked still (one reduction): a bad one never reaches native code.
 
         The values are those of ``step(tensordict)["next"]``; the default goes through
         ``_step`` (or through ``step`` itself when ``checks``, ``auto_reset``, a ``"_step"`` mask
@@ -714,6 +742,7 @@ class EnvBase(metaclass=_EnvMeta):
         else:
             if not self._keys_ready:
                 self._compute_keys()
+            self._check_action_values(tensordict)
             written = self._step_into(tensordict, out)
             if written is not NotImplemented:
                 return written

@@ -11,18 +11,31 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 from tensordict import TensorDictBase
 
 from hub.errors import HubError, SpecMismatchError
-from hub.specs import Composite, TensorSpec
+from hub.specs import (
+    Binary,
+    Categorical,
+    Composite,
+    MultiCategorical,
+    MultiOneHot,
+    OneHot,
+    TensorSpec,
+)
 
 if TYPE_CHECKING:
     from hub.envs.base import EnvBase
 
 __all__ = [
+    "action_value_check",
+    "bad_action_values",
+    "cast_action",
     "check_action_bounds",
     "check_step_output",
     "check_reset_output",
@@ -86,12 +99,148 @@ def _expand_to(spec: TensorSpec, shape: torch.Size) -> TensorSpec | None:
 def check_action_bounds(
     env: EnvBase, key: Any, spec: TensorSpec, value: torch.Tensor, tensordict: TensorDictBase
 ) -> None:
-    """Raise when ``value`` (the action at ``key``) is outside ``spec``."""
+    """Raise when ``value`` (the action at ``key``) is outside ``spec`` or, for a float action,
+    holds NaN or an infinity (whatever the spec's bounds)."""
+    if value.is_floating_point() and value.numel() and not bool(value.isfinite().all()):
+        raise SpecMismatchError(
+            key, spec, describe(value) + " (NaN or infinite values)", where="step"
+        )
     view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
     if view is not None and not view.is_in(value):
         raise SpecMismatchError(
             key, spec, describe(value) + " (out of the spec's bounds)", where="step"
         )
+
+
+def action_value_check(spec: TensorSpec) -> Callable[[torch.Tensor], bool] | None:
+    """The check of a discrete action's values that runs at every step, ``checks`` or not.
+
+    Native code indexes with discrete actions (EnvPool reads an Atari action set at the
+    action's index), so an out-of-range category or a one-hot row without exactly one ``True``
+    may crash the process or be taken silently as another action. Returns a function telling
+    whether a value of the spec's dtype and shape (extra leading dims allowed) holds only
+    valid values, or ``None`` for specs whose values need no check here (continuous specs, and
+    bool categories and flags, which are always valid). The common cases cost one reduction.
+
+    Example:
+        >>> import torch
+        >>> from hub.specs import Bounded, Categorical, OneHot
+        >>> ok = action_value_check(Categorical(6, shape=(2,)))
+        >>> ok(torch.tensor([5, 0])), ok(torch.tensor([-100000, 0])), ok(torch.tensor([6, 0]))
+        (True, False, False)
+        >>> ok = action_value_check(OneHot(3, shape=(2, 3)))
+        >>> ok(torch.tensor([[False, True, False], [True, False, False]]))
+        True
+        >>> ok(torch.tensor([[False, False, False], [True, True, False]]))
+        False
+        >>> action_value_check(Bounded(-1.0, 1.0, shape=(1,))) is None
+        True
+    """
+    flags = spec.dtype == torch.bool
+    if isinstance(spec, Categorical):
+        return None if flags else _categories_below(spec.n)
+    if isinstance(spec, OneHot) and flags:
+        return _one_true_per_row(spec.n)
+    if isinstance(spec, (OneHot, MultiOneHot)) or (
+        isinstance(spec, (MultiCategorical, Binary)) and not flags
+    ):
+        return spec.is_in  # the spec's own value check (shape and dtype hold already)
+    return None
+
+
+# Below this many values, a tensor's values are read as a Python list and checked with Python's
+# own min/max/count: 3x faster than a torch reduction for the few values of one batch step.
+_SMALL = 256
+
+
+def _categories_below(n: int) -> Callable[[torch.Tensor], bool]:
+    def ok(value: torch.Tensor) -> bool:
+        size = value.numel()
+        if not size:
+            return True
+        if size <= _SMALL:
+            values = (value if value.ndim == 1 else value.reshape(-1)).tolist()
+            return min(values) >= 0 and max(values) < n
+        low, high = torch.aminmax(value)
+        return low.item() >= 0 and high.item() < n
+
+    return ok
+
+
+def _one_true_per_row(n: int) -> Callable[[torch.Tensor], bool]:
+    ones = np.ones(n, dtype=np.uint8)
+
+    def ok(value: torch.Tensor) -> bool:
+        size = value.numel()
+        if not size:
+            return True
+        if size <= _SMALL:
+            if value.ndim == 1:
+                return value.tolist().count(True) == 1
+            rows = (value if value.ndim == 2 else value.reshape(-1, n)).tolist()
+            return [row.count(True) for row in rows] == [1] * len(rows)
+        if n < 256 and value.dtype == torch.bool and value.device.type == "cpu":
+            # the rows' counts of True as one small matrix product (exact in uint8 for n < 256),
+            # compared as bytes: about half the cost of torch's sum along the last dim
+            counts = value.numpy().view(np.uint8).dot(ones)
+            return counts.tobytes() == b"\x01" * counts.size
+        low, high = torch.aminmax(value.sum(-1))
+        return low.item() == 1 and high.item() == 1
+
+    return ok
+
+
+def bad_action_values(key: Any, spec: TensorSpec, value: torch.Tensor) -> SpecMismatchError:
+    """The error for a discrete action whose values :func:`action_value_check` refused."""
+    view = spec if value.shape == spec.shape else _expand_to(spec, value.shape)
+    got = (view or spec).explain(value) or describe(value)
+    if isinstance(spec, OneHot) and value.ndim > 1:
+        rows = (value.sum(-1) != 1).flatten().nonzero().flatten().tolist()
+        got += f" (rows {rows[:8]}{', ...' if len(rows) > 8 else ''})"
+    return SpecMismatchError(
+        key,
+        spec,
+        got + "; discrete action values are checked even with checks=False, since the "
+        "backend's native code indexes with them",
+        where="step",
+    )
+
+
+_INTEGER_CODED = (Categorical, MultiCategorical)
+_ZERO_ONE_CODED = (OneHot, MultiOneHot, Binary)
+
+
+def cast_action(key: Any, spec: TensorSpec, value: torch.Tensor) -> torch.Tensor:
+    """``value`` (an action of the spec's shape but another dtype) cast to the spec's dtype when
+    it is the same action in an equivalent encoding, else raise
+    :class:`~hub.errors.SpecMismatchError`.
+
+    Equivalent encodings: integer and bool tensors for any discrete spec, and float tensors of
+    0s and 1s for one-hot and binary specs (TorchRL's one-hot policies give int64 one-hots).
+    The cast must keep every value (``2**32 + 1`` is no int32, ``0.5`` no bool); the cast value
+    is then checked as any action is. Continuous actions are never cast.
+
+    Example:
+        >>> import torch
+        >>> from hub.specs import OneHot
+        >>> cast_action("action", OneHot(3), torch.tensor([0, 1, 0]))
+        tensor([False,  True, False])
+    """
+    dtype = value.dtype
+    zero_one = isinstance(spec, _ZERO_ONE_CODED)
+    integer_like = not (dtype.is_floating_point or dtype.is_complex)
+    if isinstance(spec, _INTEGER_CODED + _ZERO_ONE_CODED) and (
+        integer_like or (zero_one and dtype.is_floating_point)
+    ):
+        cast = value.to(spec.dtype)
+        if torch.equal(cast.to(dtype), value):
+            return cast
+        problem = f"values that a cast to {spec.dtype} would change"
+    elif isinstance(spec, _INTEGER_CODED + _ZERO_ONE_CODED):
+        problem = "a dtype that is no encoding of this spec: give integer categories"
+    else:
+        problem = f"the wrong dtype: continuous actions are not cast, give {spec.dtype}"
+    raise SpecMismatchError(key, spec, f"{describe(value)} ({problem})", where="step")
 
 
 def _check_group(

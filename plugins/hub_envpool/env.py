@@ -411,17 +411,17 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             torch.Size([2])
         """
         self._ep_async_only("step_send")
+        self._check_actions(tensordict)  # shape, dtype (or a cast) and discrete values
         action = tensordict.get("action")
-        expected = self.action_spec
-        if action.shape != expected.shape or action.dtype != expected.dtype:
+        ids = tensordict.get("env_id").reshape(-1).cpu().numpy()
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_workers):
             raise hub.errors.SpecMismatchError(
-                "action",
-                expected,
-                f"a {action.dtype} tensor of shape {list(action.shape)}",
+                "env_id",
+                f"env ids in [0, {self.num_workers})",
+                f"values {ids.tolist()[:16]}",
                 where="step_send",
             )
-        ids = tensordict.get("env_id").reshape(-1).cpu().numpy().astype(np.int32)
-        self._ep_runner.send(self._ep_write_action(action), ids)
+        self._ep_runner.send(self._ep_write_action(action), ids.astype(np.int32))
 
     def step_fetch(self) -> TensorDictBase:
         """Async mode: wait for the next ``batch_size`` envs to finish a step and return them.
