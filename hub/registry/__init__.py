@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+from hub.external.spec_input import set_spec_converter
 from hub.registry.conversions import (
     convert_spec,
     find_spec_conversion,
@@ -23,6 +24,9 @@ from hub.registry.make import (
     make_env_single,
 )
 from hub.registry.uris import RESOLUTION_ORDER, parse_uri, resolution_order, resolve
+
+# the layer below cannot call convert_spec; hand it down (docs/design.md, "ExternalEnv's spaces")
+set_spec_converter(convert_spec)
 
 __all__ = [
     "RESOLUTION_ORDER",

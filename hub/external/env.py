@@ -1,0 +1,376 @@
+"""``ExternalEnv``: the seed's inverted-control env, seen by the learner as an ``EnvBase``.
+
+The simulator side (any thread): ``start_episode``, ``get_action``, ``log_action``,
+``log_returns``, ``end_episode``. The learner side: an env of batch size ``[max_concurrent]``,
+one slot per running episode, whose ``step`` hands the policy's actions to the episodes waiting
+for one and returns what they logged next. ``("next", "valid")`` marks the slots that completed
+a transition in this step; the others hold no data (see docs/external.md).
+
+Example:
+    >>> import threading
+    >>> from hub.external import ExternalEnv
+    >>> from hub.specs import Categorical, Unbounded
+    >>> env = ExternalEnv(Unbounded((1,)), Categorical(2), max_concurrent=1)
+    >>> def simulator():
+    ...     eid = env.start_episode()
+    ...     action = env.get_action(eid, [0.0])
+    ...     env.log_returns(eid, 1.0)
+    ...     env.end_episode(eid, [1.0])
+    >>> thread = threading.Thread(target=simulator)
+    >>> thread.start()
+    >>> td = env.reset()
+    >>> data = env.step(env.rand_action(td))
+    >>> thread.join()
+    >>> data["next", "valid"].tolist(), data["next", "reward"].tolist(), data["next", "done"].tolist()
+    ([True], [[1.0]], [[True]])
+    >>> env.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from tensordict import NonTensorStack, TensorDict, TensorDictBase
+
+from hub.envs import EnvBase
+from hub.errors import SpecMismatchError
+from hub.external.episodes import Board, Episode, Item
+from hub.external.spec_input import as_hub_spec, episode_specs
+from hub.specs import Categorical, TensorSpec, Unbounded
+
+__all__ = ["ExternalEnv"]
+
+FLAGS = ("valid", "off_policy", "training_enabled")
+
+class ExternalEnv(EnvBase):
+    """An env whose simulators drive: they ask for actions, the learner collects what they log.
+
+    Args:
+        observation_spec: one episode's observation spec (no batch dims): a leaf spec (the
+            observation goes under ``"observation"``) or a flat ``Composite``; a gymnasium space
+            is converted with ``hub.convert_spec``.
+        action_spec: one episode's action spec (a leaf spec or space).
+        reward_spec: one episode's reward spec (default ``Unbounded((1,))``).
+        max_concurrent: the number of episodes that may run at once, and the env's batch size.
+        wait_s: how long ``step`` waits for the episodes it gave actions to (and ``reset`` for a
+            first episode) before returning without the slow ones (``None``: no bound).
+        action_timeout: how long a simulator waits in ``get_action``/``log_action`` before a
+            ``TimeoutError``.
+        device: where the learner's tensors live.
+
+    The simulator methods are thread-safe; the calls of one episode must come one after the
+    other (each after the previous one returned).
+    """
+
+    def __init__(
+        self,
+        observation_spec: Any,
+        action_spec: Any,
+        *,
+        reward_spec: Any = None,
+        max_concurrent: int = 100,
+        wait_s: float | None = 1.0,
+        action_timeout: float = 300.0,
+        device: Any = None,
+    ) -> None:
+        obs, act = episode_specs(observation_spec, action_spec)
+        reward = Unbounded((1,)) if reward_spec is None else as_hub_spec(reward_spec, "reward")
+        n = int(max_concurrent)
+        super().__init__(batch_size=(n,), device=device)
+        self.episode_observation_spec = obs
+        self.episode_action_spec = act
+        self.episode_reward_spec = reward
+        self.wait_s = wait_s
+        self._board = Board(n, action_timeout)
+        full = obs.expand(n)
+        for flag in FLAGS:
+            full[flag] = Categorical(2, shape=(n,), dtype=torch.bool)
+        self.observation_spec = full
+        self.action_spec = act.expand(n, *act.shape)
+        self.reward_spec = reward.expand(n, *reward.shape)
+        self._obs_keys = list(obs.keys())
+        self._current = obs.zero((n,))
+        self._taken = act.zero((n,))
+        self._off = torch.zeros(n, dtype=torch.bool)
+        self._training = torch.zeros(n, dtype=torch.bool)
+
+    # ------------------------------------------------------------------ simulator side
+    @property
+    def max_concurrent(self) -> int:
+        """How many episodes may run at once (the batch size)."""
+        return self._board.size
+
+    def start_episode(self, episode_id: str | None = None, training_enabled: bool = True) -> str:
+        """Record the start of an episode and return its id (a new uuid when ``None``).
+
+        ``training_enabled=False`` marks its data with ``"training_enabled"`` ``False``.
+
+        Raises:
+            ExternalEnvFullError: ``max_concurrent`` episodes are running already.
+            EpisodeError: the id is running or has ended.
+        """
+        return self._board.start(episode_id, training_enabled)
+
+    def get_action(self, episode_id: str, observation: Any) -> np.ndarray:
+        """Record an observation and wait for the learner's action (a numpy array)."""
+        obs = self.encode_observation(observation)
+        action = self._board.post(episode_id, lambda: Item(obs), wait=True)
+        return action.cpu().numpy()
+
+    def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
+        """Record an observation and the action the simulator took itself (off-policy).
+
+        Returns once the learner has taken the observation, as ``get_action`` does."""
+        obs = self.encode_observation(observation)
+        logged = self.encode_action(action)
+        self._board.post(episode_id, lambda: Item(obs, off_policy_action=logged), wait=True)
+
+    def log_returns(self, episode_id: str, reward: float, info: dict | None = None) -> None:
+        """Add ``reward`` to the episode's last action; rewards sum until the next action."""
+        self._board.add_reward(episode_id, reward, info)
+
+    def end_episode(self, episode_id: str, observation: Any, truncated: bool = False) -> None:
+        """Record the episode's last observation; it ended (``truncated``: it was cut short)."""
+        obs = self.encode_observation(observation)
+        item = Item(obs, terminated=not truncated, truncated=bool(truncated))
+        self._board.post(episode_id, lambda: item, wait=False)
+
+    def encode_observation(self, observation: Any) -> dict[str, torch.Tensor]:
+        """One episode's observation (an array, or a dict of arrays) as checked tensors."""
+        if not isinstance(observation, dict):
+            if len(self._obs_keys) != 1:
+                raise SpecMismatchError(
+                    "<observation>", f"a dict with keys {self._obs_keys}", type(observation)
+                )
+            observation = {self._obs_keys[0]: observation}
+        if sorted(observation) != sorted(self._obs_keys):
+            raise SpecMismatchError(
+                "<observation>", f"keys {self._obs_keys}", f"keys {sorted(observation)}"
+            )
+        out = {}
+        for key in self._obs_keys:
+            out[key] = _checked(self.episode_observation_spec[key], observation[key], key)
+        return out
+
+    def encode_action(self, action: Any) -> torch.Tensor:
+        """One episode's action as a checked tensor."""
+        return _checked(self.episode_action_spec, action, self.action_key)
+
+    # ------------------------------------------------------------------ learner side
+    def _set_seed(self, seed: int | None) -> None:
+        """Nothing to seed: the simulators own their randomness."""
+
+    def _close(self) -> None:
+        self._board.close()
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        board = self._board
+        mask = None if tensordict is None else tensordict.get("_reset", None)
+        if mask is None:
+            allowed = list(range(board.size))
+        else:
+            allowed = mask.reshape(board.size).nonzero().flatten().tolist()
+        with board.cond:
+            self._bind(allowed)
+            if not any(self._active(ep) for ep in board.slots):
+                board.wait_for(lambda: bool(board.pending), self.wait_s)
+                self._bind(allowed)
+            valid = torch.tensor([ep is not None and ep.stage == "waiting" for ep in board.slots])
+            out = {key: self._current[key].clone() for key in self._obs_keys}
+        out.update(valid=valid, off_policy=torch.zeros_like(valid))
+        out["training_enabled"] = self._training.clone()
+        return TensorDict(out, batch_size=self.batch_size, device=self.device)
+
+    def _bind(self, allowed: list[int]) -> None:
+        """Bind pending episodes to free slots among ``allowed``; show their first observation."""
+        for index in self._board.bind(allowed):
+            episode = self._board.slots[index]
+            self._write_obs([index], [episode.item.obs])
+            self._training[index] = episode.training_enabled
+
+    @staticmethod
+    def _active(episode: Episode | None) -> bool:
+        return episode is not None and episode.stage in ("waiting", "acting", "responded")
+
+    def _write_obs(self, rows: list[int], observations: list[dict[str, torch.Tensor]]) -> None:
+        index = torch.tensor(rows, dtype=torch.long)
+        for key in self._obs_keys:
+            self._current[key][index] = torch.stack([obs[key] for obs in observations])
+
+    def _deliver(self, actions: torch.Tensor) -> None:
+        """Give each waiting episode the policy's action, or its own logged one (lock held)."""
+        for index, episode in enumerate(self._board.slots):
+            if episode is None or episode.stage != "waiting":
+                continue
+            logged = episode.item.off_policy_action
+            taken = actions[index] if logged is None else logged
+            self._taken[index] = taken
+            self._off[index] = logged is not None
+            episode.action = taken.clone()
+            episode.stage = "acting"
+        self._board.cond.notify_all()
+
+    def _consume(self) -> list[tuple[int, Episode, Item]]:
+        """Take every posted result (lock held); ended episodes free their slot."""
+        board = self._board
+        taken = []
+        for index, episode in enumerate(board.slots):
+            if episode is None or episode.stage != "responded":
+                continue
+            item = episode.item
+            taken.append((index, episode, item))
+            if item.is_end:
+                episode.stage = "ended"
+                board.slots[index] = None
+                del board.episodes[episode.id]
+            else:
+                episode.stage = "waiting"
+        if taken:
+            self._write_obs([t[0] for t in taken], [t[2].obs for t in taken])
+        return taken
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        board = self._board
+        actions = tensordict.get(self.action_key)
+        with board.cond:
+            self._deliver(actions)
+            board.wait_for(lambda: not any(ep and ep.stage == "acting" for ep in board.slots),
+                           self.wait_s)
+            results = self._consume()
+            next_td = self._next_output(results)
+            for index, _, item in results:
+                if item.is_end:
+                    self._training[index] = False
+        valid = next_td.get("valid")
+        tensordict.set(self.action_key, torch.where(_rows(valid, actions), self._taken, actions))
+        return next_td
+
+    def _next_output(self, results: list[tuple[int, Episode, Item]]) -> TensorDictBase:
+        n = self._board.size
+        reward = self.episode_reward_spec.zero((n,))
+        flags = {name: torch.zeros(n, 1, dtype=torch.bool) for name in ("terminated", "truncated")}
+        valid = torch.zeros(n, dtype=torch.bool)
+        for index, _, item in results:
+            reward[index] = item.reward
+            flags["terminated"][index] = item.terminated
+            flags["truncated"][index] = item.truncated
+            valid[index] = True
+        out: dict[str, Any] = {key: self._current[key].clone() for key in self._obs_keys}
+        out.update(flags, reward=reward, valid=valid)
+        out["done"] = flags["terminated"] | flags["truncated"]
+        out["off_policy"] = self._off & valid
+        out["training_enabled"] = self._training.clone()
+        return TensorDict(out, batch_size=self.batch_size, device=self.device)
+
+    def _reset_finished(self, next_input: TensorDictBase) -> None:
+        """Reset the slots whose episode ended, and bind new episodes to free slots."""
+        board = self._board
+        with board.cond:
+            free = [i for i, ep in enumerate(board.slots) if ep is None]
+            idle = not any(self._active(ep) for ep in board.slots)
+            if not free or not (board.pending or idle or bool(next_input.get("done").any())):
+                return
+        mask = torch.zeros(board.size, 1, dtype=torch.bool)
+        mask[free] = True
+        next_input.set("_reset", mask)
+        self.reset(next_input)
+
+    # ------------------------------------------------------------------ the seed's poll API
+    def poll(self, timeout: float | None = None) -> TensorDictBase:
+        """Wait up to ``timeout`` seconds for data and return every item posted since the last
+        poll, one row each: ``"slot"``, ``"episode_id"``, the observation, ``"reward"``, the
+        done flags, ``"first"`` (a new episode's first observation), ``"off_policy"`` with the
+        logged ``"action"``, and ``"training_enabled"``. Rows that are not ends wait for
+        :meth:`send_actions`.
+
+        Use either ``poll``/``send_actions`` or the env API on one ExternalEnv, not both.
+        """
+        board = self._board
+        with board.cond:
+            board.wait_for(
+                lambda: bool(board.pending)
+                or any(ep and ep.stage == "responded" for ep in board.slots),
+                timeout,
+            )
+            results = self._consume()
+            first = set(self._board.bind(list(range(board.size))))
+            for index in first:
+                results.append((index, board.slots[index], board.slots[index].item))
+        return self._poll_output(results, first)
+
+    def _poll_output(self, results: list[tuple[int, Episode, Item]], first: set) -> TensorDict:
+        k = len(results)
+        obs = {
+            key: torch.stack([item.obs[key] for _, _, item in results])
+            if k
+            else self.episode_observation_spec[key].zero((0,))
+            for key in self._obs_keys
+        }
+        action = self.episode_action_spec.zero((k,))
+        off = torch.zeros(k, dtype=torch.bool)
+        for row, (_, _, item) in enumerate(results):
+            if item.off_policy_action is not None:
+                action[row], off[row] = item.off_policy_action, True
+        term = torch.tensor([[item.terminated] for _, _, item in results], dtype=torch.bool)
+        trunc = torch.tensor([[item.truncated] for _, _, item in results], dtype=torch.bool)
+        data = dict(obs)
+        data.update(
+            slot=torch.tensor([index for index, _, _ in results], dtype=torch.long),
+            reward=torch.tensor([[item.reward] for _, _, item in results], dtype=torch.float32),
+            terminated=term.reshape(k, 1),
+            truncated=trunc.reshape(k, 1),
+            done=(term | trunc).reshape(k, 1),
+            first=torch.tensor([index in first for index, _, _ in results], dtype=torch.bool),
+            off_policy=off,
+            action=action,
+            training_enabled=torch.tensor([ep.training_enabled for _, ep, _ in results]),
+        )
+        td = TensorDict(data, batch_size=(k,))
+        if k:
+            td.set("episode_id", NonTensorStack(*[ep.id for _, ep, _ in results]))
+        return td
+
+    def send_actions(self, actions: TensorDictBase) -> None:
+        """Give actions to polled episodes: ``actions`` holds ``"slot"`` and ``"action"`` rows
+        (a polled tensordict with its ``"action"`` replaced will do). Episodes that logged their
+        own action get it back, whatever ``"action"`` says."""
+        slots = actions.get("slot").tolist()
+        values = actions.get("action")
+        board = self._board
+        with board.cond:
+            for row, index in enumerate(slots):
+                episode = board.slots[index]
+                if episode is None or episode.stage != "waiting":
+                    raise SpecMismatchError(
+                        "slot", "a slot returned by poll() that waits for an action", index
+                    )
+                logged = episode.item.off_policy_action
+                episode.action = values[row].clone() if logged is None else logged
+                episode.stage = "acting"
+            board.cond.notify_all()
+
+    def is_idle(self) -> bool:
+        """Whether no episode is running or waiting for the learner (nothing left to collect)."""
+        board = self._board
+        with board.cond:
+            return not board.pending and not any(self._active(ep) for ep in board.slots)
+
+    def episode_id(self, slot: int) -> str | None:
+        """The id of the episode in ``slot`` (``None`` for a free slot)."""
+        with self._board.cond:
+            episode = self._board.slots[slot]
+            return None if episode is None else episode.id
+
+def _checked(spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:
+    try:
+        tensor = spec.encode(value)
+    except (TypeError, ValueError) as err:
+        raise SpecMismatchError(key, repr(spec), str(err), where="ExternalEnv") from err
+    if tensor.shape != spec.shape or not spec.is_in(tensor):
+        raise SpecMismatchError(key, repr(spec), spec.explain(tensor), where="ExternalEnv")
+    return tensor
+
+def _rows(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))

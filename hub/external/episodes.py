@@ -1,0 +1,210 @@
+"""The episodes of an :class:`~hub.external.ExternalEnv` and the slots the learner sees them in.
+
+Simulator threads post items (an observation with the reward summed since the last one, maybe an
+off-policy action, maybe the episode's end) and wait for actions; the learner binds new episodes
+to free slots, delivers actions and consumes the results. One condition variable guards it all.
+
+A slot's episode is in one stage at a time:
+
+``pending``   first observation posted, no slot yet (bound by the learner's next reset)
+``waiting``   its observation is the learner's; it waits for the learner's action
+``acting``    the action was delivered; the simulator is computing the next observation
+``responded`` the simulator posted its next item (or the end); the learner has not taken it
+
+Example:
+    >>> board = Board(2)
+    >>> board.start("a", True)
+    'a'
+    >>> board.live_count()
+    1
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from hub.errors import ClosedEnvError, HubError
+
+__all__ = ["Board", "Episode", "Item", "ExternalEnvFullError", "EpisodeError"]
+
+
+class ExternalEnvFullError(HubError, RuntimeError):
+    """More episodes were started than ``max_concurrent`` allows."""
+
+
+class EpisodeError(HubError, ValueError):
+    """An episode id is unknown, finished, or used out of order."""
+
+
+@dataclass
+class Item:
+    """What a simulator posted: an observation and what happened since the last one."""
+
+    obs: Any
+    reward: float = 0.0
+    info: dict = field(default_factory=dict)
+    off_policy_action: Any = None
+    terminated: bool = False
+    truncated: bool = False
+
+    @property
+    def is_end(self) -> bool:
+        return self.terminated or self.truncated
+
+
+@dataclass
+class Episode:
+    """One running episode: its stage, its slot, the reward summed since its last item."""
+
+    id: str
+    training_enabled: bool
+    stage: str = "new"
+    slot: int | None = None
+    reward: float = 0.0
+    info: dict = field(default_factory=dict)
+    item: Item | None = None
+    action: Any = None
+    last_obs: Any = None
+    open: bool = True
+
+
+class Board:
+    """The thread-safe state shared by the simulator side and the learner side."""
+
+    def __init__(self, max_concurrent: int, action_timeout: float = 300.0) -> None:
+        if max_concurrent < 1:
+            raise ValueError(f"max_concurrent must be at least 1, got {max_concurrent}.")
+        self.size = max_concurrent
+        self.action_timeout = action_timeout
+        self.cond = threading.Condition()
+        self.episodes: dict[str, Episode] = {}
+        self.finished: set[str] = set()
+        self.pending: deque[Episode] = deque()
+        self.slots: list[Episode | None] = [None] * max_concurrent
+        self.closed = False
+
+    # ------------------------------------------------------------------ simulator side
+    def live_count(self) -> int:
+        """Episodes started and not ended."""
+        return sum(1 for ep in self.episodes.values() if ep.open)
+
+    def start(self, episode_id: str | None, training_enabled: bool) -> str:
+        with self.cond:
+            self._check_open()
+            if episode_id is None:
+                episode_id = uuid.uuid4().hex
+            if episode_id in self.finished:
+                raise EpisodeError(f"episode {episode_id!r} has already ended; use a new id.")
+            if episode_id in self.episodes:
+                raise EpisodeError(f"episode {episode_id!r} is already running; use a new id.")
+            live = self.live_count()
+            if live >= self.size:
+                raise ExternalEnvFullError(
+                    f"cannot start episode {episode_id!r}: {live} episodes are running and "
+                    f"max_concurrent is {self.size}. End an episode first (end_episode), or build "
+                    "the ExternalEnv with a larger max_concurrent."
+                )
+            self.episodes[episode_id] = Episode(episode_id, bool(training_enabled))
+            return episode_id
+
+    def get(self, episode_id: str) -> Episode:
+        """A running episode (call with the lock held)."""
+        self._check_open()
+        episode = self.episodes.get(episode_id)
+        if episode is None or not episode.open:
+            state = "has already ended" if episode_id in self.finished else "was never started"
+            raise EpisodeError(
+                f"episode {episode_id!r} {state}; call start_episode() and use the id it returns."
+            )
+        return episode
+
+    def add_reward(self, episode_id: str, reward: float, info: dict | None) -> None:
+        with self.cond:
+            episode = self.get(episode_id)
+            episode.reward += float(reward)
+            if info:
+                episode.info = dict(info)
+
+    def post(self, episode_id: str, item_fn: Any, wait: bool) -> Any:
+        """Post the item ``item_fn(episode)`` builds; with ``wait``, return the action delivered.
+
+        ``item_fn`` runs under the lock and gets the episode's summed reward and info moved into
+        the item."""
+        with self.cond:
+            episode = self.get(episode_id)
+            if episode.stage not in ("new", "acting"):
+                raise EpisodeError(
+                    f"episode {episode_id!r} already has an observation waiting for the learner "
+                    f"(stage {episode.stage!r}); an episode's calls must come one after the "
+                    "other, each after the previous one returned."
+                )
+            item = item_fn()
+            item.reward, item.info = episode.reward, episode.info
+            episode.reward, episode.info = 0.0, {}
+            episode.last_obs = item.obs
+            self._route(episode, item)
+            self.cond.notify_all()
+            if not wait:
+                return None
+            return self._wait_action(episode)
+
+    def _route(self, episode: Episode, item: Item) -> None:
+        if item.is_end:
+            self.finished.add(episode.id)
+            episode.open = False
+            if episode.stage == "new":  # ended before its first action: nothing to learn from
+                episode.stage = "ended"
+                del self.episodes[episode.id]
+                return
+        if episode.stage == "new":
+            episode.stage, episode.item = "pending", item
+            self.pending.append(episode)
+        else:
+            episode.stage, episode.item = "responded", item
+
+    def _wait_action(self, episode: Episode) -> Any:
+        deadline = time.monotonic() + self.action_timeout
+        while episode.action is None:
+            self._check_open()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(
+                    f"episode {episode.id!r} waited {self.action_timeout:.0f} s for an action and "
+                    "got none: is the learner stepping this env? (raise action_timeout if the "
+                    "learner pauses longer)"
+                )
+            self.cond.wait(left)
+        action, episode.action = episode.action, None
+        return action
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ClosedEnvError("this ExternalEnv was closed; the learner no longer serves it.")
+
+    # ------------------------------------------------------------------ learner side
+    def bind(self, allowed: list[int]) -> list[int]:
+        """Put pending episodes into the free slots among ``allowed`` (lock held); their slots."""
+        bound = []
+        for index in allowed:
+            if not self.pending:
+                break
+            if self.slots[index] is None:
+                episode = self.pending.popleft()
+                episode.slot, episode.stage = index, "waiting"
+                self.slots[index] = episode
+                bound.append(index)
+        return bound
+
+    def wait_for(self, predicate: Any, wait_s: float | None) -> bool:
+        """Wait (lock held) until ``predicate()`` or ``wait_s`` seconds passed."""
+        return self.cond.wait_for(lambda: self.closed or predicate(), wait_s)
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
