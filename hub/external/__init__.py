@@ -25,7 +25,7 @@ _LAZY: dict[str, str] = {
     "ExternalEnv": "hub.external.env",
     "ExternalEnvFullError": "hub.external.episodes",
     "EpisodeError": "hub.external.episodes",
-    "set_spec_converter": "hub.external.spec_input",
+    "set_spec_converter": "hub.external.converter",
     "PolicyServer": "hub.external.server",
     "PolicyClient": "hub.external.client",
     "ProtocolError": "hub.external.protocol",

@@ -44,6 +44,7 @@ __all__ = ["ExternalEnv"]
 
 FLAGS = ("valid", "off_policy", "training_enabled")
 
+
 class ExternalEnv(EnvBase):
     """An env whose simulators drive: they ask for actions, the learner collects what they log.
 
@@ -236,8 +237,9 @@ class ExternalEnv(EnvBase):
         actions = tensordict.get(self.action_key)
         with board.cond:
             self._deliver(actions)
-            board.wait_for(lambda: not any(ep and ep.stage == "acting" for ep in board.slots),
-                           self.wait_s)
+            board.wait_for(
+                lambda: not any(ep and ep.stage == "acting" for ep in board.slots), self.wait_s
+            )
             results = self._consume()
             next_td = self._next_output(results)
             for index, _, item in results:
@@ -290,8 +292,9 @@ class ExternalEnv(EnvBase):
         board = self._board
         with board.cond:
             board.wait_for(
-                lambda: bool(board.pending)
-                or any(ep and ep.stage == "responded" for ep in board.slots),
+                lambda: (
+                    bool(board.pending) or any(ep and ep.stage == "responded" for ep in board.slots)
+                ),
                 timeout,
             )
             results = self._consume()
@@ -363,6 +366,7 @@ class ExternalEnv(EnvBase):
             episode = self._board.slots[slot]
             return None if episode is None else episode.id
 
+
 def _checked(spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:
     try:
         tensor = spec.encode(value)
@@ -371,6 +375,7 @@ def _checked(spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:
     if tensor.shape != spec.shape or not spec.is_in(tensor):
         raise SpecMismatchError(key, repr(spec), spec.explain(tensor), where="ExternalEnv")
     return tensor
+
 
 def _rows(mask: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return mask.reshape(mask.shape + (1,) * (like.ndim - mask.ndim))

@@ -2,8 +2,9 @@
 converted through a converter that a higher layer installs.
 
 ``hub.external`` sits below ``hub.registry`` in hub's layers, so it cannot call
-``hub.convert_spec`` itself. ``hub.registry`` installs it here when it is imported
-(:func:`set_spec_converter`), which ``import hub; hub.make_env`` and ``hub.convert_spec`` do.
+``hub.convert_spec`` itself. ``hub.registry`` installs it when it is imported
+(:func:`hub.external.converter.set_spec_converter`), which ``hub.make_env`` and
+``hub.convert_spec`` do.
 
 Example:
     >>> from hub.specs import Categorical, Unbounded
@@ -14,40 +15,27 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from hub.errors import HubError
+from hub.external import converter
 from hub.specs import Composite, NonTensor, TensorSpec
 
-__all__ = ["set_spec_converter", "as_hub_spec", "episode_specs"]
-
-_converter: Callable[..., Any] | None = None
-
-
-def set_spec_converter(convert: Callable[..., Any] | None) -> None:
-    """Install the function that turns a foreign space (a gymnasium ``Box``...) into a hub spec.
-
-    ``hub.registry`` installs ``hub.convert_spec`` on import; pass ``None`` to remove it.
-
-    Example:
-        >>> set_spec_converter(None)  # foreign spaces are refused until hub.registry is imported
-    """
-    global _converter
-    _converter = convert
+__all__ = ["as_hub_spec", "episode_specs"]
 
 
 def as_hub_spec(value: Any, what: str) -> TensorSpec:
     """``value`` if it is a hub spec, else its conversion (a gymnasium space, a dm_env spec)."""
     if isinstance(value, TensorSpec):
         return value
-    if _converter is None:
+    convert = converter.installed()
+    if convert is None:
         raise HubError(
             f"ExternalEnv got a {type(value).__module__}.{type(value).__qualname__} as its "
             f"{what}, not a hub spec, and no spec conversion is loaded. Pass "
             "hub.convert_spec(space), or import hub.registry first (it installs the conversions)."
         )
-    return _converter(value)
+    return convert(value)
 
 
 def episode_specs(observation: Any, action: Any) -> tuple[Composite, TensorSpec]:

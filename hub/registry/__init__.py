@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from hub.external.spec_input import set_spec_converter
+from hub.external.converter import set_spec_converter
 from hub.registry.conversions import (
     convert_spec,
     find_spec_conversion,
