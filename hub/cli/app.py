@@ -115,8 +115,9 @@ def _register_commands() -> None:
     from hub.cli.info import info
     from hub.cli.plugins import plugins
     from hub.cli.rollout import rollout
+    from hub.cli.serve import serve
 
-    for command in (plugins, envs, info, rollout, bench, doctor):
+    for command in (plugins, envs, info, rollout, bench, doctor, serve):
         cli.add_command(command)
 
 

@@ -138,6 +138,14 @@ class ExternalEnv(EnvBase):
         item = Item(obs, terminated=not truncated, truncated=bool(truncated))
         self._board.post(episode_id, lambda: item, wait=False)
 
+    def truncate_episode(self, episode_id: str) -> None:
+        """End a running episode as truncated from the learner's side (its simulator is gone).
+
+        Its last transition repeats the last observation it logged as the next one, with the
+        reward logged since; a simulator still waiting in it gets an ``EpisodeError``.
+        A finished or unknown id is ignored."""
+        self._board.truncate(episode_id)
+
     def encode_observation(self, observation: Any) -> dict[str, torch.Tensor]:
         """One episode's observation (an array, or a dict of arrays) as checked tensors."""
         if not isinstance(observation, dict):
@@ -204,6 +212,10 @@ class ExternalEnv(EnvBase):
         """Give each waiting episode the policy's action, or its own logged one (lock held)."""
         for index, episode in enumerate(self._board.slots):
             if episode is None or episode.stage != "waiting":
+                continue
+            if episode.cancelled:  # truncated by the learner's side: report the end now
+                self._taken[index], self._off[index] = actions[index], False
+                episode.stage, episode.item = "responded", Board.truncated_item(episode)
                 continue
             logged = episode.item.off_policy_action
             taken = actions[index] if logged is None else logged
@@ -349,6 +361,9 @@ class ExternalEnv(EnvBase):
                     raise SpecMismatchError(
                         "slot", "a slot returned by poll() that waits for an action", index
                     )
+                if episode.cancelled:
+                    episode.stage, episode.item = "responded", Board.truncated_item(episode)
+                    continue
                 logged = episode.item.off_policy_action
                 episode.action = values[row].clone() if logged is None else logged
                 episode.stage = "acting"

@@ -71,6 +71,7 @@ class Episode:
     action: Any = None
     last_obs: Any = None
     open: bool = True
+    cancelled: bool = False
 
 
 class Board:
@@ -171,6 +172,11 @@ class Board:
         deadline = time.monotonic() + self.action_timeout
         while episode.action is None:
             self._check_open()
+            if episode.cancelled:
+                raise EpisodeError(
+                    f"episode {episode.id!r} was ended as truncated by the learner's side "
+                    "(truncate_episode: its client disconnected or its server stopped)."
+                )
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError(
@@ -181,6 +187,32 @@ class Board:
             self.cond.wait(left)
         action, episode.action = episode.action, None
         return action
+
+    def truncate(self, episode_id: str) -> None:
+        """End a running episode as truncated, from the learner's side, with its last
+        observation; a simulator waiting in it gets an :class:`EpisodeError`."""
+        with self.cond:
+            episode = self.episodes.get(episode_id)
+            if episode is None or not episode.open:
+                return
+            episode.open, episode.cancelled = False, True
+            self.finished.add(episode_id)
+            if episode.stage in ("new", "pending"):  # never shown to the learner
+                if episode.stage == "pending":
+                    self.pending.remove(episode)
+                episode.stage = "ended"
+                del self.episodes[episode_id]
+            elif episode.stage == "acting":
+                episode.stage = "responded"
+                episode.item = self.truncated_item(episode)
+            # waiting / responded: the learner's next delivery ends it (env._deliver)
+            self.cond.notify_all()
+
+    @staticmethod
+    def truncated_item(episode: Episode) -> Item:
+        item = Item(episode.last_obs, reward=episode.reward, info=episode.info, truncated=True)
+        episode.reward, episode.info = 0.0, {}
+        return item
 
     def _check_open(self) -> None:
         if self.closed:

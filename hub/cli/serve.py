@@ -1,0 +1,134 @@
+"""``hub serve TARGET``: serve an ExternalEnv to PolicyClients and step it with a policy.
+
+TARGET is ``module:attr`` naming an ``ExternalEnv`` (or a function returning one), or an env
+URI whose specs the served env copies (simulators that implement that env connect to it).
+
+Example:
+    >>> from click.testing import CliRunner
+    >>> CliRunner().invoke(serve, ["--help"]).exit_code
+    0
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from typing import Any
+
+import click
+
+from hub.cli.errors import CliError
+from hub.cli.output import echo_json, json_option
+
+INTERRUPTED_EXIT_CODE = 130
+
+
+@click.command(short_help="Serve an ExternalEnv to PolicyClients and step it with a policy.")
+@click.argument("target")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", "-p", type=int, default=0, help="Port (0: a free one, printed).")
+@click.option("--token", default=None, envvar="HUB_SERVE_TOKEN", help="Shared secret of clients.")
+@click.option(
+    "--max-concurrent",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="Episodes at once (when TARGET is a URI).",
+)
+@click.option("--policy", default=None, metavar="MODULE:ATTR", help="td -> td (default: random).")
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many episodes ended (default: run until Ctrl-C).",
+)
+@json_option
+def serve(
+    target: str,
+    host: str,
+    port: int,
+    token: str | None,
+    max_concurrent: int,
+    policy: str | None,
+    episodes: int | None,
+    as_json: bool,
+) -> None:
+    """Serve TARGET on HOST:PORT and step it: each ended episode's return is counted.
+
+    \b
+    Examples:
+      hub serve hub:Pendulum --port 9900
+      hub serve mygame.server:make_env --policy mygame.learner:policy --token "$SECRET"
+    """
+    from hub.external import PolicyServer
+
+    env = _build(target, max_concurrent)
+    act = _load(policy) if policy else None
+    server = PolicyServer(env, host=host, port=port, token=token)
+    click.echo(f"hub: serving on {server.address[0]}:{server.address[1]}", err=True)
+    interrupted = False
+    try:
+        returns = _learn(env, act, episodes)
+    except KeyboardInterrupt:
+        interrupted, returns = True, []
+    finally:
+        server.close()
+        env.close()
+    summary = {
+        "episodes": len(returns),
+        "mean_return": sum(returns) / len(returns) if returns else None,
+    }
+    if as_json:
+        echo_json(summary)
+    else:
+        click.echo(f"episodes: {summary['episodes']}, mean return: {summary['mean_return']}")
+    if interrupted:
+        sys.exit(INTERRUPTED_EXIT_CODE)
+
+
+def _load(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as err:
+        raise CliError(f"cannot load {spec!r}: {err}. Give MODULE:ATTR.") from err
+    return value
+
+
+def _build(target: str, max_concurrent: int) -> Any:
+    from hub.external import ExternalEnv
+
+    module_name, _, attr = target.partition(":")
+    if attr.replace(".", "_").isidentifier() and importlib.util.find_spec(module_name) is not None:
+        value = _load(target)
+        env = value() if callable(value) and not isinstance(value, ExternalEnv) else value
+        if not isinstance(getattr(env, "base_env", env), ExternalEnv):
+            raise CliError(f"{target} gives a {type(env).__name__}, not an ExternalEnv.")
+        return env
+    from hub.registry import make_env
+
+    with make_env(target) as model:
+        observation = model.observation_spec.clone()
+        action, reward = model.action_spec.clone(), model.reward_spec.clone()
+    return ExternalEnv(observation, action, reward_spec=reward, max_concurrent=max_concurrent)
+
+
+def _learn(env: Any, policy: Any, episodes: int | None) -> list[float]:
+    """Step until ``episodes`` episodes ended; the returns of those that did."""
+    import torch
+
+    returns: list[float] = []
+    running = torch.zeros(env.batch_size[0])
+    td = env.reset()
+    while episodes is None or len(returns) < episodes:
+        td = policy(td) if policy is not None else env.rand_action(td)
+        data, td = env.step_and_maybe_reset(td)
+        valid = data["next", "valid"]
+        running += torch.where(valid, data["next", "reward"].reshape(valid.shape[0], -1).sum(-1), 0)
+        ended = valid & data["next", "done"].reshape(valid.shape)
+        returns.extend(running[ended].tolist())
+        running[ended] = 0.0
+    return returns
