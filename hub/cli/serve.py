@@ -12,7 +12,6 @@ Example:
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from typing import Any
 
@@ -93,7 +92,7 @@ def _load(spec: str) -> Any:
         value: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             value = getattr(value, part)
-    except (ImportError, AttributeError) as err:
+    except (ImportError, AttributeError, ValueError) as err:
         raise CliError(f"cannot load {spec!r}: {err}. Give MODULE:ATTR.") from err
     return value
 
@@ -101,13 +100,19 @@ def _load(spec: str) -> Any:
 def _build(target: str, max_concurrent: int) -> Any:
     from hub.external import ExternalEnv
 
-    module_name, _, attr = target.partition(":")
-    if attr.replace(".", "_").isidentifier() and importlib.util.find_spec(module_name) is not None:
+    try:
         value = _load(target)
-        env = value() if callable(value) and not isinstance(value, ExternalEnv) else value
-        if not isinstance(getattr(env, "base_env", env), ExternalEnv):
-            raise CliError(f"{target} gives a {type(env).__name__}, not an ExternalEnv.")
-        return env
+    except CliError:
+        value = None  # not MODULE:ATTR: an env URI
+    if value is not None:
+        if callable(value) and not isinstance(value, ExternalEnv):
+            try:
+                value = value()
+            except TypeError as err:
+                raise CliError(f"calling {target}() failed: {err}") from err
+        if not isinstance(getattr(value, "base_env", value), ExternalEnv):
+            raise CliError(f"{target} gives a {type(value).__name__}, not an ExternalEnv.")
+        return value
     from hub.registry import make_env
 
     with make_env(target) as model:
