@@ -196,9 +196,9 @@ def run_case(case, clients, seconds):
         env=dict(os.environ),
     )
     stop.set()
+    learner.join()
     server.close()
     env.close()
-    learner.join()
     if proc.returncode:
         raise RuntimeError(proc.stderr)
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -37,6 +37,7 @@ from hub.external.protocol import (
     ProtocolError,
     decode_array,
     encode_array,
+    encode_message,
     recv_message,
     send_message,
 )
@@ -87,6 +88,7 @@ class PolicyClient:
         self._lock = threading.RLock()
         self._sock: socket.socket | None = None
         self._events: list[dict[str, Any]] = []
+        self._rewards: list[dict[str, Any]] = []
         self._policy: Any = None
         self._fetched = 0.0
         self.weights_version: int | None = None
@@ -124,10 +126,13 @@ class PolicyClient:
             self._sock.close()
             self._sock = None
 
-    def _exchange(self, kind: str, **fields: Any) -> dict[str, Any]:
-        """Send one message and read its answer on the open socket."""
+    def _exchange(self, kind: str, _before: bytes = b"", **fields: Any) -> dict[str, Any]:
+        """Send one message (after the frame ``_before``, whose answer is read first) and read
+        its answer on the open socket."""
         try:
-            send_message(self._sock, kind, **fields)
+            self._sock.sendall(_before + encode_message(kind, **fields))
+            if _before:
+                self._check_reply(recv_message(self._sock, self.max_message_bytes), "log_batch")
             reply = recv_message(self._sock, self.max_message_bytes)
         except TimeoutError:
             self._drop()
@@ -142,6 +147,9 @@ class PolicyClient:
             raise ConnectionError(
                 f"the connection to the PolicyServer broke during {kind!r}"
             ) from None
+        return self._check_reply(reply, kind)
+
+    def _check_reply(self, reply: dict[str, Any], kind: str) -> dict[str, Any]:
         if reply["type"] == "error":
             code = str(reply.get("code"))
             if ERROR_CODES.get(code, True):
@@ -155,8 +163,12 @@ class PolicyClient:
             for _attempt in range(2):
                 if self._sock is None:
                     self._connect()
+                before = b""
+                if self._rewards and kind != "log_batch":
+                    before = encode_message("log_batch", events=self._rewards)
+                    self._rewards = []
                 try:
-                    return self._exchange(kind, **fields)
+                    return self._exchange(kind, before, **fields)
                 except ConnectionError as err:
                     if isinstance(err, ProtocolError):
                         raise
@@ -166,7 +178,7 @@ class PolicyClient:
     def close(self) -> None:
         """Send the calls still gathered (local inference), say goodbye, close the socket."""
         with self._lock:
-            if self._sock is None and not self._events:
+            if self._sock is None and not self._events and not self._rewards:
                 return
             try:
                 self.flush()
@@ -223,8 +235,10 @@ class PolicyClient:
         """Add a reward to the episode's last action (rewards sum until the next action)."""
         if self.inference == "local":
             self._gather("log_returns", episode_id=episode_id, reward=float(reward), info=info)
-        else:
-            self._request("log_returns", episode_id=episode_id, reward=float(reward), info=info)
+        else:  # sent with the next request, in the same write (one round trip for both)
+            event = {"type": "log_returns", "episode_id": episode_id, "reward": float(reward)}
+            with self._lock:
+                self._rewards.append(dict(event, info=info))
 
     def end_episode(self, episode_id: str, observation: Any, truncated: bool = False) -> None:
         """Record the episode's last observation; it ended (``truncated``: cut short)."""
@@ -275,12 +289,12 @@ class PolicyClient:
                 self.flush()
 
     def flush(self) -> None:
-        """Send the gathered calls (local inference) in one ``log_batch``."""
+        """Send the gathered calls (local inference, and rewards not sent yet) now."""
         with self._lock:
-            if not self._events:
-                return
-            events, self._events = self._events, []
-            self._request("log_batch", events=events)
+            events, self._events = self._rewards + self._events, []
+            self._rewards = []
+            if events:
+                self._request("log_batch", events=events)
 
     def _local_policy(self) -> Any:
         with self._lock:
