@@ -172,6 +172,7 @@ class _Connection:
     def run(self) -> None:
         try:
             self.sock.settimeout(self.server.client_timeout)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.handshake()
             while self.serve_one():
                 pass
