@@ -86,7 +86,8 @@ def _run_command(env, command):
 # ---------------------------------------------------------------------- the client process
 def _client_main(case, address, clients, seconds):
     stop = time.monotonic() + seconds
-    results = [None] * clients
+    results = [[] for _ in range(clients)]
+    errors = []
 
     def play(index):
         latencies = []
@@ -126,17 +127,20 @@ def _client_main(case, address, clients, seconds):
                 "close": client.close,
             }
         obs = np.zeros(4, np.float32)
-        while time.monotonic() < stop:
-            eid = call["start"]()
-            for t in range(EPISODE_STEPS):
-                obs[0] = t
-                begin = time.perf_counter()
-                call["act"](eid, obs)
-                latencies.append(time.perf_counter() - begin)
-                call["reward"](eid, 1.0)
-            call["end"](eid, obs)
-        call["close"]()
         results[index] = latencies
+        try:
+            while time.monotonic() < stop:
+                eid = call["start"]()
+                for t in range(EPISODE_STEPS):
+                    obs[0] = t
+                    begin = time.perf_counter()
+                    call["act"](eid, obs)
+                    latencies.append(time.perf_counter() - begin)
+                    call["reward"](eid, 1.0)
+                call["end"](eid, obs)
+            call["close"]()
+        except Exception as err:  # counted: a client whose calls fail stops
+            errors.append(repr(err))
 
     threads = [threading.Thread(target=play, args=(i,)) for i in range(clients)]
     begin = time.monotonic()
@@ -153,19 +157,21 @@ def _client_main(case, address, clients, seconds):
                 "seconds": elapsed,
                 "p50_ms": float(np.percentile(latencies, 50) * 1e3),
                 "p99_ms": float(np.percentile(latencies, 99) * 1e3),
+                "failed_clients": len(errors),
+                "first_error": errors[0] if errors else None,
             }
         )
     )
 
 
 # ---------------------------------------------------------------------- the learner process
-def run_case(case, clients, seconds):
+def run_case(case, clients, seconds, wait_s=0.05):
     import torch
 
     from hub.external import ExternalEnv, PolicyServer
     from hub.specs import Categorical, Unbounded
 
-    env = ExternalEnv(Unbounded((4,)), Categorical(2), max_concurrent=clients, wait_s=0.05)
+    env = ExternalEnv(Unbounded((4,)), Categorical(2), max_concurrent=clients, wait_s=wait_s)
     policy = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.Tanh(), torch.nn.Linear(64, 2))
     if case == "pickle-http":
         server = PickleHTTPServer(env)
@@ -211,6 +217,7 @@ def main():
     parser.add_argument("--cases", nargs="+", default=["hub-remote", "hub-local", "pickle-http"])
     parser.add_argument("--clients", nargs="+", type=int, default=[1, 8, 64])
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--wait-s", type=float, default=0.05, help="the ExternalEnv's wait_s")
     parser.add_argument("--json", default=None, help="write the results to this file")
     parser.add_argument("--client", nargs=4, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -219,14 +226,14 @@ def main():
         _client_main(case, tuple(json.loads(address)), int(clients), float(seconds))
         return
     rows = []
-    print(f"{'case':12} {'clients':>7} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'case':12} {'clients':>7} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} failed")
     for clients in args.clients:
         for case in args.cases:
-            row = run_case(case, clients, args.seconds)
+            row = run_case(case, clients, args.seconds, args.wait_s)
             rows.append(row)
             print(
                 f"{case:12} {clients:7d} {row['actions_per_s']:10.0f} "
-                f"{row['p50_ms']:8.3f} {row['p99_ms']:8.3f}",
+                f"{row['p50_ms']:8.3f} {row['p99_ms']:8.3f} {row['failed_clients']}",
                 flush=True,
             )
     if args.json:

@@ -120,13 +120,29 @@ class ExternalEnv(EnvBase):
         action = self._board.post(episode_id, lambda: Item(obs), wait=True)
         return action.cpu().numpy()
 
-    def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
+    def log_action(
+        self, episode_id: str, observation: Any, action: Any, *, wait: bool = True
+    ) -> None:
         """Record an observation and the action the simulator took itself (off-policy).
 
-        Returns once the learner has taken the observation, as ``get_action`` does."""
+        Returns once the learner has taken the observation, as ``get_action`` does;
+        ``wait=False`` queues it and returns at once (the learner takes queued calls in order,
+        one per step)."""
         obs = self.encode_observation(observation)
         logged = self.encode_action(action)
-        self._board.post(episode_id, lambda: Item(obs, off_policy_action=logged), wait=True)
+        self._board.post(episode_id, lambda: Item(obs, off_policy_action=logged), wait=wait)
+
+    def queued(self, episode_ids: Any) -> int:
+        """How many calls of these episodes are queued behind the learner (``wait=False``)."""
+        with self._board.cond:
+            return self._board.backlog_size(set(episode_ids))
+
+    def wait_queued(self, episode_ids: Any, limit: int, timeout: float | None = None) -> bool:
+        """Wait until at most ``limit`` calls of these episodes are queued; ``False`` on timeout."""
+        ids = set(episode_ids)
+        board = self._board
+        with board.cond:
+            return board.wait_for(lambda: board.backlog_size(ids) <= limit, timeout)
 
     def log_returns(self, episode_id: str, reward: float, info: dict | None = None) -> None:
         """Add ``reward`` to the episode's last action; rewards sum until the next action."""
@@ -221,8 +237,10 @@ class ExternalEnv(EnvBase):
             taken = actions[index] if logged is None else logged
             self._taken[index] = taken
             self._off[index] = logged is not None
-            episode.action = taken.clone()
+            if episode.item.reply:
+                episode.action = taken.clone()
             episode.stage = "acting"
+            self._board.advance(episode)
         self._board.cond.notify_all()
 
     def _consume(self) -> list[tuple[int, Episode, Item]]:
@@ -365,8 +383,10 @@ class ExternalEnv(EnvBase):
                     episode.stage, episode.item = "responded", Board.truncated_item(episode)
                     continue
                 logged = episode.item.off_policy_action
-                episode.action = values[row].clone() if logged is None else logged
+                if episode.item.reply:
+                    episode.action = values[row].clone() if logged is None else logged
                 episode.stage = "acting"
+                board.advance(episode)
             board.cond.notify_all()
 
     def is_idle(self) -> bool:

@@ -51,6 +51,7 @@ class Item:
     off_policy_action: Any = None
     terminated: bool = False
     truncated: bool = False
+    reply: bool = False
 
     @property
     def is_end(self) -> bool:
@@ -72,6 +73,8 @@ class Episode:
     last_obs: Any = None
     open: bool = True
     cancelled: bool = False
+    awaiting: bool = False
+    backlog: deque = field(default_factory=deque)
 
 
 class Board:
@@ -132,41 +135,59 @@ class Board:
                 episode.info = dict(info)
 
     def post(self, episode_id: str, item_fn: Any, wait: bool) -> Any:
-        """Post the item ``item_fn(episode)`` builds; with ``wait``, return the action delivered.
+        """Post the item ``item_fn()`` builds; with ``wait``, return the action delivered.
 
-        ``item_fn`` runs under the lock and gets the episode's summed reward and info moved into
-        the item."""
+        The episode's summed reward and info move into the item. An item posted while an
+        earlier one is still with the learner is queued behind it (calls that do not wait, as
+        a local-inference client's); a call that waits must be the episode's last one."""
         with self.cond:
             episode = self.get(episode_id)
-            if episode.stage not in ("new", "acting"):
+            if episode.awaiting:
                 raise EpisodeError(
-                    f"episode {episode_id!r} already has an observation waiting for the learner "
-                    f"(stage {episode.stage!r}); an episode's calls must come one after the "
-                    "other, each after the previous one returned."
+                    f"episode {episode_id!r} is waiting for an action already; an episode's "
+                    "calls must come one after the other, each after the previous one returned."
                 )
             item = item_fn()
             item.reward, item.info = episode.reward, episode.info
+            item.reply = wait
             episode.reward, episode.info = 0.0, {}
             episode.last_obs = item.obs
-            self._route(episode, item)
+            if item.is_end:
+                self.finished.add(episode.id)
+                episode.open = False
+            if episode.stage in ("new", "acting") and not episode.backlog:
+                self.route(episode, item)
+            else:
+                episode.backlog.append(item)
             self.cond.notify_all()
             if not wait:
                 return None
-            return self._wait_action(episode)
+            episode.awaiting = True
+            try:
+                return self._wait_action(episode)
+            finally:
+                episode.awaiting = False
 
-    def _route(self, episode: Episode, item: Item) -> None:
-        if item.is_end:
-            self.finished.add(episode.id)
-            episode.open = False
-            if episode.stage == "new":  # ended before its first action: nothing to learn from
-                episode.stage = "ended"
-                del self.episodes[episode.id]
-                return
+    def route(self, episode: Episode, item: Item) -> None:
+        """Hand ``item`` to the learner (lock held): a first one waits for a slot."""
+        if item.is_end and episode.stage == "new":  # ended before its first action
+            episode.stage = "ended"
+            del self.episodes[episode.id]
+            return
         if episode.stage == "new":
             episode.stage, episode.item = "pending", item
             self.pending.append(episode)
         else:
             episode.stage, episode.item = "responded", item
+
+    def advance(self, episode: Episode) -> None:
+        """After a delivery (lock held): the episode's next queued item, if any, follows."""
+        if episode.backlog:
+            self.route(episode, episode.backlog.popleft())
+
+    def backlog_size(self, episode_ids: set[str]) -> int:
+        """Items queued behind the learner for these episodes (lock held)."""
+        return sum(len(ep.backlog) for i in episode_ids if (ep := self.episodes.get(i)) is not None)
 
     def _wait_action(self, episode: Episode) -> Any:
         deadline = time.monotonic() + self.action_timeout
@@ -196,6 +217,7 @@ class Board:
             if episode is None or not episode.open:
                 return
             episode.open, episode.cancelled = False, True
+            episode.backlog.clear()  # queued calls never reach the learner
             self.finished.add(episode_id)
             if episode.stage in ("new", "pending"):  # never shown to the learner
                 if episode.stage == "pending":

@@ -40,6 +40,8 @@ from hub.external.spec_wire import check_array, describe_composite, describe_lea
 __all__ = ["PolicyServer", "LOOPBACK"]
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
+#: calls of one connection queued behind the learner before a log_batch is answered
+QUEUE_LIMIT = 128
 
 
 class PolicyServer:
@@ -228,9 +230,11 @@ class _Connection:
         if kind == "log_batch":
             started: set[str] = set()
             events = [self.check_event(event, started) for event in _event_list(message)]
-            send_message(self.sock, "ok")
             for event in events:
                 self.apply(event, reply=False)
+            # backpressure: answer once the learner has caught up with most of what is queued
+            self.env.wait_queued(self.episodes, QUEUE_LIMIT, self.server.client_timeout)
+            send_message(self.sock, "ok")
             return True
         self.apply(self.check_event(message), reply=True)
         return True
@@ -304,7 +308,7 @@ class _Connection:
             send_message(self.sock, "action", action=encode_array(action, description["dtype"]))
             return
         if kind == "log_action":
-            env.log_action(episode_id, event["observation"], event["action"])
+            env.log_action(episode_id, event["observation"], event["action"], wait=reply)
         elif kind == "log_returns":
             info = event["info"] if isinstance(event["info"], dict) else None
             env.log_returns(episode_id, float(event["reward"]), info)
