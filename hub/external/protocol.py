@@ -208,9 +208,32 @@ def recv_message(sock: socket.socket, max_bytes: int) -> dict[str, Any]:
     return decode_body(recv_exact(sock, size))
 
 
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "bin": (bytes,),
+    "map": (dict,),
+    "obs": (dict,),
+    "array": (dict,),
+    "list": (list,),
+}
+
+
 def check_fields(message: dict[str, Any]) -> None:
-    """Raise ``bad_message`` when a message lacks one of its fields (extra fields are allowed)."""
+    """Raise ``bad_message`` when a message lacks one of its fields or one has the wrong type
+    (extra fields are allowed)."""
     kind = message["type"]
-    missing = [name for name in MESSAGES[kind][1] if name not in message]
-    if missing:
-        raise ProtocolError("bad_message", f"message {kind!r} lacks the fields {missing}")
+    for name, type_name in MESSAGES[kind][1].items():
+        if name not in message:
+            raise ProtocolError("bad_message", f"message {kind!r} lacks the field {name!r}")
+        value = message[name]
+        if value is None and type_name.endswith("?"):
+            continue
+        expected = _TYPES[type_name.rstrip("?")]
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            raise ProtocolError(
+                "bad_message",
+                f"field {name!r} of {kind!r} must be {type_name}, got {type(value).__name__}",
+            )

@@ -320,3 +320,22 @@ def test_client_module_needs_no_torch():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        encode_message("log_returns", episode_id="x", reward="lots", info=None),
+        encode_message("start_episode", episode_id=3, training_enabled=True),
+        encode_message("get_action", episode_id="x"),  # a field missing
+        encode_message("ok"),  # a server message from a client
+    ],
+    ids=["reward-type", "id-type", "missing-field", "wrong-direction"],
+)
+def test_mistyped_messages_are_refused(served, message):
+    env, server, learner = served
+    sock = _raw(server, _hello(), message)
+    assert recv_message(sock, 1 << 20)["type"] == "welcome"
+    reply = _reply_then_closed(sock)
+    assert reply["code"] == "bad_message"
+    _others_still_served(server, learner)
