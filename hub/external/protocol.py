@@ -83,6 +83,7 @@ ERROR_CODES: dict[str, bool] = {
     "full": False,
     "no_weights": False,
     "closed": True,
+    "internal": True,
 }
 
 DTYPES = {

@@ -184,6 +184,9 @@ class _Connection:
             self.send_error("closed", str(err))
         except (OSError, ConnectionError):
             pass  # the client went away
+        except Exception as err:  # a bug: tell the client, keep the traceback in the log
+            self.send_error("internal", f"the server failed on this message: {err!r}")
+            raise
         finally:
             for episode_id in list(self.episodes):
                 self.env.truncate_episode(episode_id)
