@@ -32,6 +32,9 @@ from hub.errors import ClosedEnvError, HubError
 
 __all__ = ["Board", "Episode", "Item", "ExternalEnvFullError", "EpisodeError"]
 
+#: how many ended episode ids are remembered to refuse their reuse
+FINISHED_KEPT = 100_000
+
 
 class ExternalEnvFullError(HubError, RuntimeError):
     """More episodes were started than ``max_concurrent`` allows."""
@@ -87,7 +90,7 @@ class Board:
         self.action_timeout = action_timeout
         self.cond = threading.Condition()
         self.episodes: dict[str, Episode] = {}
-        self.finished: set[str] = set()
+        self.finished: dict[str, None] = {}  # the last FINISHED_KEPT ended ids, oldest first
         self.pending: deque[Episode] = deque()
         self.slots: list[Episode | None] = [None] * max_concurrent
         self.closed = False
@@ -153,7 +156,7 @@ class Board:
             episode.reward, episode.info = 0.0, {}
             episode.last_obs = item.obs
             if item.is_end:
-                self.finished.add(episode.id)
+                self._finish(episode.id)
                 episode.open = False
             if episode.stage in ("new", "acting") and not episode.backlog:
                 self.route(episode, item)
@@ -218,7 +221,7 @@ class Board:
                 return
             episode.open, episode.cancelled = False, True
             episode.backlog.clear()  # queued calls never reach the learner
-            self.finished.add(episode_id)
+            self._finish(episode_id)
             if episode.stage in ("new", "pending"):  # never shown to the learner
                 if episode.stage == "pending":
                     self.pending.remove(episode)
@@ -235,6 +238,12 @@ class Board:
         item = Item(episode.last_obs, reward=episode.reward, info=episode.info, truncated=True)
         episode.reward, episode.info = 0.0, {}
         return item
+
+    def _finish(self, episode_id: str) -> None:
+        """Remember an ended id (so that it is not reused), forgetting the oldest ones."""
+        self.finished[episode_id] = None
+        if len(self.finished) > FINISHED_KEPT:
+            del self.finished[next(iter(self.finished))]
 
     def _check_open(self) -> None:
         if self.closed:
