@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import threading
+from collections import Counter
 
 import msgpack
 import numpy as np
@@ -20,6 +21,7 @@ from hub.external.protocol import encode_array, encode_message, recv_message
 from hub.specs import Categorical, Unbounded
 
 from .conftest import Learner
+from .test_external_env import _learner_transitions, _simulator
 
 
 def _address(server):
@@ -339,3 +341,35 @@ def test_mistyped_messages_are_refused(served, message):
     reply = _reply_then_closed(sock)
     assert reply["code"] == "bad_message"
     _others_still_served(server, learner)
+
+
+@pytest.mark.parametrize("inference", ["remote", "local"])
+def test_learner_data_equals_what_remote_simulators_logged(no_leaks, inference):
+    """The in-process test's simulators, each through its own PolicyClient."""
+    torch.manual_seed(0)
+    policy = torch.nn.Sequential(torch.nn.Linear(2, 3))
+    env = ExternalEnv(Unbounded((2,)), Categorical(3), max_concurrent=8, wait_s=0.05)
+    server = PolicyServer(env, policy=policy)
+    learner = Learner(env)
+    log, errors = [], []
+
+    def simulate(worker):
+        with PolicyClient(_address(server), inference=inference, timeout=30) as client:
+            _simulator(client, worker, 4, log, errors)
+
+    threads = [threading.Thread(target=simulate, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert not errors, errors
+        _wait_for(lambda rows: len(rows) >= len(log), learner)
+        got = _learner_transitions(torch.stack(learner.transitions()))
+        if inference == "local":  # the client's own actions reach the learner as logged ones
+            log = [t[:6] + (True,) + t[7:] for t in log]
+        assert Counter(got) == Counter(log)
+    finally:
+        learner.stop()
+        server.close()
+        env.close()
