@@ -203,6 +203,12 @@ class BatchingStrategy:
         make: ``make(create_env_fn, num_envs, **kwargs) -> EnvBase`` with batch size
             ``[num_envs]``.
         description: one line for ``hub plugins``.
+        options: the keyword arguments of ``make_env`` that belong to the strategy rather than
+            to the namespace (``envs_per_actor`` for Ray): ``make_env`` passes those it was given
+            to ``make`` as keyword arguments. The name ``create_batch_fn`` among them asks for
+            one more: ``create_batch_fn(k)``, a picklable callable that builds ``k`` envs as
+            one env of batch size ``[k]`` through the namespace's native batching (``None``
+            when the namespace has none).
 
     Example:
         >>> from hub.plugins import BatchingStrategy
@@ -213,10 +219,20 @@ class BatchingStrategy:
     name: str
     make: Callable[..., Any]
     description: str = ""
+    options: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_name("BatchingStrategy", self.name)
         _check_callable("BatchingStrategy", "make", self.make)
+        if isinstance(self.options, str):
+            object.__setattr__(self, "options", (self.options,))
+        options = tuple(self.options)
+        for option in options:
+            if not isinstance(option, str) or not option.isidentifier():
+                raise TypeError(
+                    f"BatchingStrategy.options holds keyword argument names, got {option!r}."
+                )
+        object.__setattr__(self, "options", options)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from hub.registry.make import (
     list_envs,
     list_plugins,
     make_env,
+    make_env_batch,
     make_env_single,
 )
 from hub.registry.uris import RESOLUTION_ORDER, parse_uri, resolution_order, resolve
@@ -36,6 +37,7 @@ __all__ = [
     "list_envs",
     "list_plugins",
     "make_env",
+    "make_env_batch",
     "make_env_single",
     "parse_uri",
     "register_spec_conversion",

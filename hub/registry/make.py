@@ -28,7 +28,7 @@ from hub.plugins import (
 from hub.registry.guards import build_env
 from hub.registry.uris import get_namespace, missing_requirement, resolution_order, resolve
 
-__all__ = ["make_env", "make_env_single", "list_envs", "list_plugins", "batching_strategies"]
+__all__ = ["make_env", "make_env_single", "make_env_batch", "list_envs", "list_plugins", "batching_strategies"]
 
 BUILTIN_BATCHING = ("auto", "serial", "parallel", "native")
 
@@ -128,6 +128,25 @@ def _build(
     )
 
 
+def make_env_batch(namespace: str, env_id: str, num_envs: int, **kwargs: Any) -> Any:
+    """Build ``num_envs`` envs of ``namespace`` as one env through its native batching; the
+    picklable factory a batching strategy gets as ``create_batch_fn``.
+
+    Example:
+        >>> import functools
+        >>> factory = functools.partial(make_env_batch, "envpool", "CartPole-v1")
+        >>> factory(3).batch_size  # doctest: +SKIP
+        torch.Size([3])
+    """
+    manager = ensure_plugins_loaded()
+    ns = get_namespace(manager, namespace)
+    if not ns.native_batching:
+        raise BatchingError(
+            f"The namespace {namespace!r} has no native batching; build its envs one by one."
+        )
+    return _build(manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs))
+
+
 def _check_num_envs(num_envs: Any) -> int:
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
         raise BatchingError(
@@ -193,8 +212,16 @@ def _make_batched(
             f"Unknown batching strategy {batching!r}; the strategies are "
             f"{', '.join(batching_strategies())}. Plugins add more through the hub_batching hook."
         )
+    options = {name: kwargs.pop(name) for name in strategy.options if name in kwargs}
+    factory = functools.partial(make_env_single, ns.name, env_id, **kwargs)
+    if "create_batch_fn" in strategy.options:
+        options["create_batch_fn"] = (
+            functools.partial(make_env_batch, ns.name, env_id, **kwargs)
+            if ns.native_batching
+            else None
+        )
     return build_env(
-        lambda: strategy.make(factory, num_envs),
+        lambda: strategy.make(factory, num_envs, **options),
         f"{ns.name}:{env_id}",
         plugin=manager.batching_plugin(batching),
         what=f"batching strategy {batching!r}",

@@ -1,0 +1,709 @@
+"""``RayEnv``: envs spread over Ray actors, as one batched hub env.
+
+Each actor holds one hub env of batch size ``[k]`` (a ``SerialEnv`` of ``k`` copies, or a
+natively batched env such as EnvPool's), built inside the actor; a step is one Ray call per
+actor, so Ray's per-call cost is paid once per ``k`` env-steps. Actions go to the actors and
+outputs come back as numpy arrays through Ray's object store. Same API and, for the same seed,
+the same data as ``hub.SerialEnv`` with as many envs.
+
+Example:
+    >>> import hub
+    >>> from hub.envs.builtin import CountingEnv
+    >>> env = RayEnv(CountingEnv, 4, envs_per_actor=2)  # doctest: +SKIP
+    >>> env.rollout(3)["next", "observation"].shape  # doctest: +SKIP
+    torch.Size([4, 3, 1])
+    >>> env.close()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from tensordict import TensorDictBase
+
+import hub
+from hub.batching import AsyncCallError
+from hub.envs import next_seed
+from hub.envs.utils import fast_set
+from hub.errors import HubError, WorkerError, WorkerTimeoutError
+from hub_ray.actor import METHOD, EnvActor
+from hub_ray.arrays import Arrays, as_tensor, join_rows, split_rows, tensordict_arrays
+from hub_ray.connect import connect
+from hub_ray.faults import (
+    ActorPlace,
+    ActorRestartWarning,
+    died_error,
+    raised_error,
+    truncate_rows,
+)
+from hub_ray.specs import join_specs
+
+__all__ = ["RayEnv"]
+
+_SPECS = (
+    "full_observation_spec",
+    "full_reward_spec",
+    "full_done_spec",
+    "full_action_spec",
+    "full_state_spec",
+)
+
+
+@dataclass
+class _Call:
+    """A step or reset sent to the actors, waiting for their answers."""
+
+    kind: str  # "step", "fused" (step_and_maybe_reset) or "reset"
+    refs: list[Any]  # one Ray object ref per actor, None for an actor not called
+    tensordict: TensorDictBase | None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    answers: list[Any] | None = None
+
+
+class _Restarted:
+    """The answer of an actor that died and was created again: its fresh reset data."""
+
+    def __init__(self, reset: Arrays) -> None:
+        self.reset = reset
+
+
+class RayEnv(hub.EnvBase):
+    """Run ``num_envs`` envs in Ray actors as one env of batch size ``[num_envs]``.
+
+    Args:
+        create_env_fn: builds one env; picklable (a module-level function, a class, or a
+            ``functools.partial`` of one). Each actor builds ``SerialEnv(k, create_env_fn)``.
+        num_envs: the number of envs in all.
+        envs_per_actor: envs per actor (``k``); the last actor holds fewer when ``num_envs`` is
+            not a multiple. Default: one actor per CPU of the cluster, at most ``num_envs``.
+        actor_options: Ray's actor options (``num_cpus``, ``resources``, ``scheduling_strategy``,
+            ``runtime_env``, ...): one dict for every actor, or a list of one per actor.
+        address: the Ray cluster to join when this process is not connected yet: ``"auto"``
+            (a cluster started on this machine with ``ray start``), ``"host:port"``,
+            ``"ray://host:10001"``; ``None``: ``RAY_ADDRESS``, else a new local instance.
+        create_batch_fn: ``create_batch_fn(k)`` builds ``k`` envs as one natively batched env
+            (``make_env`` passes it for namespaces such as ``envpool``); used instead of a
+            ``SerialEnv`` of ``create_env_fn`` copies.
+        max_restarts: how many times each actor is created again after it died (killed, its
+            process or node lost); the step it died in reports its episodes as truncated.
+            ``0``: a dead actor raises :class:`hub.errors.WorkerError`.
+        timeout: seconds that ``step``, ``reset`` and the other synchronous calls wait for the
+            actors before raising :class:`hub.errors.WorkerTimeoutError` (``None``: as long as
+            they live; a dead actor is always reported).
+        start_timeout: seconds to wait for the actors to be placed and to build their envs.
+        shutdown_timeout: seconds ``close()`` gives the actors to close their envs before it
+            kills them.
+        device: where the batched data lives (default: CPU).
+        checks: check actions and outputs against the specs in this process.
+
+    Attributes:
+        restarts: how many times each actor was created again.
+        places: where each actor runs (node, process, envs), as :class:`hub_ray.faults.ActorPlace`.
+
+    ``step_send(td)`` / ``step_fetch(timeout=None)`` and ``reset_send(td=None)`` /
+    ``reset_fetch(timeout=None)`` split a step or a reset in two, as with ``ParallelEnv``.
+    """
+
+    masks_partial_resets = False  # EnvBase.reset keeps the rows that were not reset
+
+    def __init__(
+        self,
+        create_env_fn: Callable[[], Any],
+        num_envs: int,
+        *,
+        envs_per_actor: int | None = None,
+        actor_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
+        address: str | None = None,
+        create_batch_fn: Callable[[int], Any] | None = None,
+        max_restarts: int = 0,
+        timeout: float | None = None,
+        start_timeout: float | None = 120.0,
+        shutdown_timeout: float = 1.0,
+        device: Any = None,
+        checks: bool = False,
+    ) -> None:
+        import ray
+
+        self._actors: list[Any] = []
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}.")
+        if max_restarts < 0:
+            raise ValueError(f"max_restarts must be >= 0, got {max_restarts}.")
+        self.max_restarts = max_restarts
+        self.timeout = timeout
+        self.start_timeout = start_timeout
+        self.shutdown_timeout = shutdown_timeout
+        self._create_env_fn = create_env_fn
+        self._create_batch_fn = create_batch_fn
+        self.started_ray = connect(address)
+        sizes = _actor_sizes(num_envs, envs_per_actor, ray.cluster_resources().get("CPU", 1))
+        self._options = _per_actor(actor_options, len(sizes))
+        self._ranges = _ranges(sizes)
+        self._job: _Call | None = None
+        self._fetched: _Call | None = None
+        self._seeds: list[int | None] = [None] * len(sizes)
+        self.restarts = [0] * len(sizes)
+        self._remote = ray.remote(EnvActor)
+        descriptions = self._start_all()
+        first = descriptions[0]
+        super().__init__(
+            device=device,
+            batch_size=(num_envs,) + tuple(first["batch_size"][1:]),
+            checks=checks,
+        )
+        for name in _SPECS:
+            setattr(self, name, join_specs([d[name] for d in descriptions], name))
+        self.batch_locked = True
+
+    # ---------------------------------------------------------------- actors
+    @property
+    def num_actors(self) -> int:
+        """The number of Ray actors."""
+        return len(self._ranges)
+
+    @property
+    def envs_per_actor(self) -> list[int]:
+        """How many envs each actor holds."""
+        return [stop - start for start, stop in self._ranges]
+
+    def _build_fn(self, index: int) -> Callable[[], Any]:
+        k = self._ranges[index][1] - self._ranges[index][0]
+        if self._create_batch_fn is not None:
+            return functools.partial(self._create_batch_fn, k)
+        return functools.partial(hub.SerialEnv, k, self._create_env_fn)
+
+    def _launch(self, index: int) -> Any:
+        return self._remote.options(**self._options[index]).remote(self._build_fn(index))
+
+    def _start_all(self) -> list[dict[str, Any]]:
+
+        self._actors = [self._launch(i) for i in range(self.num_actors)]
+        self.places = [
+            ActorPlace(i, start, stop, "?", "?", "?", -1)
+            for i, (start, stop) in enumerate(self._ranges)
+        ]
+        refs = [actor.describe.remote() for actor in self._actors]
+        try:
+            descriptions = self._get_all(refs, self.start_timeout, "start-up (building the envs)")
+        except BaseException:
+            self._kill_all()
+            raise
+        for i, description in enumerate(descriptions):
+            self._check_batch_rows(i, description)
+            self.places[i] = self._place(i, description)
+        return descriptions
+
+    def _place(self, index: int, description: dict[str, Any]) -> ActorPlace:
+        start, stop = self._ranges[index]
+        d = description
+        return ActorPlace(index, start, stop, d["node_ip"], d["node_id"], d["host"], d["pid"])
+
+    def _check_batch_rows(self, index: int, description: dict[str, Any]) -> None:
+        batch = tuple(description["batch_size"])
+        k = self._ranges[index][1] - self._ranges[index][0]
+        if not batch or batch[0] != k:
+            raise HubError(
+                f"actor {index} built an env of batch size {list(batch)}, expected [{k}, ...]: "
+                "create_batch_fn(k) must build k envs as one env with a leading dim of k."
+            )
+
+    def _get_all(self, refs: list[Any], timeout: float | None, what: str) -> list[Any]:
+        """``ray.get`` of one ref per actor, waiting at most ``timeout``; failures raise
+        :class:`WorkerError` naming the actor."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        pending = {ref: i for i, ref in enumerate(refs)}
+        _, not_ready = ray.wait(list(pending), num_returns=len(pending), timeout=timeout)
+        if not_ready:
+            late = sorted(pending[ref] for ref in not_ready)
+            raise WorkerTimeoutError(
+                f"Ray actors {late} did not answer within {timeout} s during {what}. "
+                f"{self._resource_hint(late)}",
+                worker=late[0],
+            )
+        out = []
+        for i, ref in enumerate(refs):
+            try:
+                out.append(ray.get(ref))
+            except RayTaskError as error:
+                raise raised_error(self.places[i], error, what) from None
+            except RayActorError as error:
+                raise died_error(self.places[i], error, what) from None
+        return out
+
+    def _resource_hint(self, late: list[int]) -> str:
+        import ray
+
+        options = [self._options[i] for i in late]
+        return (
+            f"Their actor options are {options} and the cluster has "
+            f"{ray.available_resources()} free: check that a node can host them (or raise "
+            "timeout / start_timeout for slow envs)."
+        )
+
+    # ---------------------------------------------------------------- sending and collecting
+    def _ready(self, what: str) -> None:
+        if self._closed:
+            raise self._closed_error(what)
+        job = self._job
+        if job is not None:
+            kind = "step" if job.kind == "fused" else job.kind
+            raise AsyncCallError(
+                f"{what}() was called while a {kind} is pending (sent with {kind}_send() or "
+                f"timed out); call {kind}_fetch() first."
+            )
+
+    def _input_arrays(self, tensordict: TensorDictBase) -> list[Arrays]:
+        keys = self._input_keys()
+        if tensordict.get("_step", None) is not None:
+            keys = [*keys, "_step"]
+        return split_rows(tensordict_arrays(tensordict, keys), self._ranges)
+
+    def _input_keys(self) -> list[Any]:
+        keys = getattr(self, "_cached_input_keys", None)
+        if keys is None:
+            keys = self._cached_input_keys = list(self.action_keys) + list(self.state_keys)
+        return keys
+
+    def _send_step(self, tensordict: TensorDictBase, fused: bool) -> _Call:
+        parts = self._input_arrays(tensordict)
+        active = _active_actors(tensordict.get("_step", None), self._ranges)
+        method = "step_and_maybe_reset" if fused else "step"
+        refs = [
+            getattr(actor, method).remote(part) if on else None
+            for actor, part, on in zip(self._actors, parts, active)
+        ]
+        return _Call("fused" if fused else "step", refs, tensordict)
+
+    def _collect(self, job: _Call, timeout: float | None) -> list[Any]:
+        """The answers of ``job`` (``None`` for actors not called; :class:`_Restarted` for
+        actors created again). A timeout leaves ``job`` pending."""
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        if job.answers is not None:
+            return job.answers
+        self._job = job
+        live = {ref: i for i, ref in enumerate(job.refs) if ref is not None}
+        if live:
+            _, not_ready = ray.wait(list(live), num_returns=len(live), timeout=timeout)
+            if not_ready:
+                late = sorted(live[ref] for ref in not_ready)
+                kind = "step" if job.kind == "fused" else job.kind
+                raise WorkerTimeoutError(
+                    f"Ray actors {late} did not finish the {kind} within {timeout} s; it is still "
+                    f"pending: call {kind}_fetch() to wait for it again.",
+                    worker=late[0],
+                )
+        self._job = None
+        what = "step" if job.kind == "fused" else job.kind
+        answers: list[Any] = []
+        for i, ref in enumerate(job.refs):
+            if ref is None:
+                answers.append(None)
+                continue
+            try:
+                answers.append(ray.get(ref))
+            except RayTaskError as error:
+                raise raised_error(self.places[i], error, what) from None
+            except RayActorError as error:
+                if self.restarts[i] >= self.max_restarts:
+                    raise died_error(self.places[i], error, what) from None
+                answers.append(self._restart(i, error))
+        job.answers = answers
+        return answers
+
+    def _restart(self, index: int, error: Any) -> _Restarted:
+        """Create actor ``index`` again (seeded, reset) after it died."""
+        import ray
+
+        old = self.places[index].describe()
+        try:
+            ray.kill(self._actors[index], no_restart=True)
+        except Exception:  # already gone
+            pass
+        self.restarts[index] += 1
+        self._actors[index] = self._launch(index)
+        what = f"re-creating actor {index}"
+        description = self._get_all_one(index, self._actors[index].describe.remote(), what)
+        self._check_batch_rows(index, description)
+        self.places[index] = self._place(index, description)
+        seed = self._seeds[index]
+        if seed is not None:
+            seed = next_seed(seed + (self.restarts[index] << 40))
+            self._get_all_one(index, self._actors[index].set_seed.remote(seed, False), what)
+        reset = self._get_all_one(index, self._actors[index].reset.remote(None, {}), what)
+        warnings.warn(
+            f"{old} died ({str(error).splitlines()[0] if str(error) else type(error).__name__}) "
+            f"and was created again on node {self.places[index].node_ip} "
+            f"({self.restarts[index]} of {self.max_restarts} restarts); its episodes were "
+            "reported as truncated.",
+            ActorRestartWarning,
+            stacklevel=5,
+        )
+        return _Restarted(reset)
+
+    def _get_all_one(self, index: int, ref: Any, what: str) -> Any:
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        ready, _ = ray.wait([ref], timeout=self.start_timeout)
+        if not ready:
+            raise WorkerTimeoutError(
+                f"Ray actor {index} did not answer within {self.start_timeout} s while "
+                f"{what}. {self._resource_hint([index])}",
+                worker=index,
+            )
+        try:
+            return ray.get(ref)
+        except RayTaskError as error:
+            raise raised_error(self.places[index], error, what) from None
+        except RayActorError as error:
+            raise died_error(self.places[index], error, what) from None
+
+    # ---------------------------------------------------------------- step
+    def _zero_parts(self) -> list[Arrays]:
+        zeros = self.full_observation_spec.zero()
+        zeros.update(self.full_reward_spec.zero())
+        zeros.update(self.full_done_spec.zero())
+        return split_rows(tensordict_arrays(zeros), self._ranges)
+
+    def _join_step(self, job: _Call, answers: list[Any]) -> TensorDictBase:
+        """One ``"next"`` tensordict from the actors' answers (zeros for actors not stepped,
+        truncated rows for actors created again)."""
+        fused = job.kind == "fused"
+        nexts = [a[0] if fused and isinstance(a, tuple) else a for a in answers]
+        zeros = None
+        parts = []
+        for i, part in enumerate(nexts):
+            if part is None or isinstance(part, _Restarted):
+                zeros = zeros if zeros is not None else self._zero_parts()
+                part = zeros[i]
+            parts.append(part)
+        out = join_rows(parts, self.batch_size)
+        for i, answer in enumerate(answers):
+            if isinstance(answer, _Restarted):
+                start, stop = self._ranges[i]
+                truncate_rows(out, job.tensordict, start, stop, self.done_keys, self.reward_keys)
+        return self._on_device(out)
+
+    def _on_device(self, data: TensorDictBase) -> TensorDictBase:
+        device = self.device
+        if device is not None and device != torch.device("cpu"):
+            return data.to(device)
+        return data
+
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        job, self._fetched = self._fetched, None
+        if job is None:
+            self._ready("step")
+            job = self._send_step(tensordict, fused=False)
+        return self._join_step(job, self._collect(job, self.timeout))
+
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """Step, then reset the envs whose episode ended, inside the actors (one Ray call per
+        actor and step). Same results as :meth:`hub.EnvBase.step_and_maybe_reset`."""
+        fetched = self._fetched
+        if fetched is None and not self._lean_ok(tensordict):
+            return super().step_and_maybe_reset(tensordict)
+        if fetched is None:
+            self._check_actions(tensordict)
+            job = self._send_step(tensordict, fused=True)
+        else:
+            self._fetched = None
+            job = fetched
+        answers = self._collect(job, self.timeout)
+        fast_set(tensordict, "next", self._join_step(job, answers))
+        next_input = self.step_mdp(tensordict)
+        self._merge_resets(next_input, answers)
+        return tensordict, next_input
+
+    def _lean_ok(self, tensordict: TensorDictBase) -> bool:
+        return (
+            self._job is None
+            and self._plain_step_ok(tensordict)
+            and type(self).step is RayEnv.step
+            and type(self)._step is RayEnv._step
+            and type(self).step_mdp is RayEnv.step_mdp
+        )
+
+    def _merge_resets(self, next_input: TensorDictBase, answers: list[Any]) -> None:
+        """Write the rows of the actors that reset inside the step into ``next_input``."""
+        resets = []
+        for i, answer in enumerate(answers):
+            if isinstance(answer, _Restarted):
+                resets.append((i, answer.reset))
+            elif isinstance(answer, tuple) and answer[1] is not None:
+                resets.append((i, answer[1]))
+        if not resets:
+            return
+        replaced: dict[Any, torch.Tensor] = {}
+        for i, arrays in resets:
+            start, stop = self._ranges[i]
+            for key, array in arrays.items():
+                value = replaced.get(key)
+                if value is None:
+                    old = next_input.get(key, None)
+                    if not isinstance(old, torch.Tensor):
+                        continue
+                    value = replaced[key] = old.clone()  # never write into the step's data
+                value[start:stop] = as_tensor(array).to(value.device)
+        for key, value in replaced.items():
+            next_input.set(key, value)
+
+    def step_send(self, tensordict: TensorDictBase) -> None:
+        """Start a step; :meth:`step_fetch` returns its result (as ``ParallelEnv.step_send``)."""
+        self._ready("step_send")
+        self._check_batch(tensordict, "step")
+        self._check_actions(tensordict)
+        self._job = self._send_step(tensordict, fused=False)
+
+    def step_fetch(self, timeout: float | None = None) -> TensorDictBase:
+        """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and
+        return it, as :meth:`step` would. On :class:`hub.errors.WorkerTimeoutError` the step
+        stays pending: fetch again to get it."""
+        job = self._take("step", timeout)
+        self._fetched = job
+        return hub.EnvBase.step(self, job.tensordict)
+
+    def _take(self, kind: str, timeout: float | None) -> _Call:
+        if self._closed:
+            raise self._closed_error(f"{kind}_fetch")
+        job = self._job
+        if job is None or (job.kind == "reset") != (kind == "reset"):
+            pending = ""
+            if job is not None:
+                other = "reset" if job.kind == "reset" else "step"
+                pending = f" (a {other} is pending: {other}_fetch() collects it)"
+            raise AsyncCallError(
+                f"{kind}_fetch() was called without a pending {kind}_send(){pending}; "
+                f"call {kind}_send() first."
+            )
+        self._collect(job, timeout)
+        return job
+
+    # ---------------------------------------------------------------- reset
+    def _send_reset(self, tensordict: TensorDictBase | None, kwargs: dict[str, Any]) -> _Call:
+        need = _reset_actors(tensordict, self.reset_keys, self._ranges)
+        if tensordict is None:
+            parts: list[Arrays | None] = [None] * self.num_actors
+        else:
+            keys = [*self.state_keys, *self.reset_keys]
+            parts = split_rows(tensordict_arrays(tensordict, keys), self._ranges)
+        refs = [
+            actor.reset.remote(part, kwargs) if on else None
+            for actor, part, on in zip(self._actors, parts, need)
+        ]
+        return _Call("reset", refs, tensordict, kwargs)
+
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        job, self._fetched = self._fetched, None
+        if job is None:
+            self._ready("reset")
+            job = self._send_reset(tensordict, kwargs)
+        answers = self._collect(job, self.timeout)
+        parts: list[Arrays] = []
+        template = next(a for a in answers if a is not None)
+        template = template.reset if isinstance(template, _Restarted) else template
+        for (start, stop), answer in zip(self._ranges, answers):
+            if isinstance(answer, _Restarted):
+                answer = answer.reset  # a fresh reset: the rows are reset either way
+            if answer is None:  # not reset: EnvBase.reset keeps the caller's rows
+                answer = {k: _zeros_like_rows(v, stop - start) for k, v in template.items()}
+            parts.append(answer)
+        return self._on_device(join_rows(parts, self.batch_size))
+
+    def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
+        """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
+        returns its result."""
+        self._ready("reset_send")
+        if tensordict is not None:
+            self._check_batch(tensordict, "reset")
+        need = _reset_actors(tensordict, self.reset_keys, self._ranges)
+        if any(need):
+            self._job = self._send_reset(tensordict, kwargs)
+        else:  # nothing to reset: EnvBase.reset returns the input
+            self._job = _Call("reset", [None] * self.num_actors, tensordict, kwargs, answers=[])
+
+    def reset_fetch(self, timeout: float | None = None) -> TensorDictBase:
+        """Wait (at most ``timeout`` seconds) for the reset started by :meth:`reset_send` and
+        return it, as :meth:`reset` would."""
+        job = self._take("reset", timeout)
+        self._fetched = job if job.answers else None
+        return hub.EnvBase.reset(self, job.tensordict, **job.kwargs)
+
+    # ---------------------------------------------------------------- seeds and attributes
+    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
+        """Seed the actors' envs one after the other (each with the seed the previous returned),
+        as ``SerialEnv`` seeds its envs, and return the seed that follows the last."""
+        self._ready("set_seed")
+        for i, actor in enumerate(self._actors):
+            self._seeds[i] = seed
+            seed = self._get_all_one(i, actor.set_seed.remote(seed, static_seed), "set_seed")
+        return seed
+
+    def _set_seed(self, seed: int | None) -> None:
+        self.set_seed(seed)
+
+    def _control(self, method: str, what: str, *args: Any) -> list[Any]:
+        self._ready(what)
+        refs = [getattr(actor, method).remote(*args) for actor in self._actors]
+        try:
+            return self._get_all(refs, self.timeout, what)
+        except WorkerError as error:
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, AttributeError):  # a missing attribute stays one
+                raise AttributeError(f"Ray actor {error.worker}: {cause}") from None
+            raise
+
+    def get_attr(self, name: str) -> list[Any]:
+        """The attribute ``name`` of every env (of every actor's env when it is natively
+        batched), in env order; methods come back as ``"<method>"`` (use :meth:`call`)."""
+        return [
+            value
+            for values in self._control("get_attr", f"get_attr({name!r})", name)
+            for value in values
+        ]
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of every env (one value each, or one for all)."""
+        n = self.batch_size[0]
+        if not (isinstance(values, (list, tuple)) and len(values) == n):
+            values = [values] * n
+        self._ready(f"set_attr({name!r})")
+        refs = [
+            actor.set_attr.remote(name, list(values[start:stop]))
+            for actor, (start, stop) in zip(self._actors, self._ranges)
+        ]
+        self._get_all(refs, self.timeout, f"set_attr({name!r})")
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of every env with the same arguments; one result each (one
+        per actor for natively batched envs)."""
+        results = self._control("call", f"call({name!r})", name, args, kwargs)
+        return [value for values in results for value in values]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or "_actors" not in self.__dict__ or name in _NOT_FORWARDED:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        values = self.get_attr(name)
+        if values and all(isinstance(value, str) and value == METHOD for value in values):
+
+            def forward(*args: Any, **kwargs: Any) -> list[Any]:
+                return self.call(name, *args, **kwargs)
+
+            forward.__name__ = name
+            return forward
+        return values
+
+    # ---------------------------------------------------------------- life cycle
+    def _close(self) -> None:
+        import ray
+
+        self._job = self._fetched = None
+        if not self._actors or not ray.is_initialized():
+            self._actors = []
+            return
+        refs = [actor.close.remote() for actor in self._actors]
+        ray.wait(refs, num_returns=len(refs), timeout=self.shutdown_timeout)
+        self._kill_all()
+
+    def _kill_all(self) -> None:
+        """Kill every actor and wait (briefly) until Ray reports them dead."""
+        import ray
+
+        actors, self._actors = self._actors, []
+        for actor in actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already dead
+                pass
+        probes = [actor.ping.remote() for actor in actors]
+        deadline = time.monotonic() + max(self.shutdown_timeout, 1.0)
+        ray.wait(probes, num_returns=len(probes), timeout=max(0.0, deadline - time.monotonic()))
+
+    def __repr__(self) -> str:
+        return (
+            f"RayEnv(num_envs={self.batch_size[0]}, actors={self.num_actors}, "
+            f"envs_per_actor={self.envs_per_actor}, closed={self._closed})"
+        )
+
+
+_NOT_FORWARDED = frozenset(
+    {"batch_locked", "checks", "auto_reset", "places", "restarts", "timeout", "max_restarts"}
+)
+
+
+def _actor_sizes(num_envs: int, envs_per_actor: int | None, cpus: float) -> list[int]:
+    if envs_per_actor is None:
+        actors = max(1, min(num_envs, int(cpus)))
+        envs_per_actor = math.ceil(num_envs / actors)
+    if isinstance(envs_per_actor, bool) or not isinstance(envs_per_actor, int):
+        raise ValueError(f"envs_per_actor must be a positive int, got {envs_per_actor!r}.")
+    if envs_per_actor < 1:
+        raise ValueError(f"envs_per_actor must be a positive int, got {envs_per_actor!r}.")
+    full, rest = divmod(num_envs, envs_per_actor)
+    return [envs_per_actor] * full + ([rest] if rest else [])
+
+
+def _ranges(sizes: list[int]) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for size in sizes:
+        out.append((start, start + size))
+        start += size
+    return out
+
+
+def _per_actor(options: Any, n: int) -> list[dict[str, Any]]:
+    if options is None:
+        return [{} for _ in range(n)]
+    if isinstance(options, dict):
+        return [dict(options) for _ in range(n)]
+    options = [dict(o) for o in options]
+    if len(options) != n:
+        raise ValueError(
+            f"actor_options holds {len(options)} dicts for {n} actors: pass one dict for all "
+            "actors, or one per actor."
+        )
+    return options
+
+
+def _active_actors(step_mask: torch.Tensor | None, ranges: list[tuple[int, int]]) -> list[bool]:
+    if step_mask is None:
+        return [True] * len(ranges)
+    rows = step_mask.reshape(step_mask.shape[0], -1).any(-1)
+    return [bool(rows[start:stop].any()) for start, stop in ranges]
+
+
+def _reset_actors(
+    tensordict: TensorDictBase | None, reset_keys: list[Any], ranges: list[tuple[int, int]]
+) -> list[bool]:
+    """Which actors a reset reaches: those with a ``"_reset"`` flag set (all without flags)."""
+    if tensordict is None:
+        return [True] * len(ranges)
+    rows = None
+    for key in reset_keys:
+        flag = tensordict.get(key, None)
+        if flag is None:
+            continue
+        flags = flag.reshape(flag.shape[0], -1).any(-1)
+        rows = flags if rows is None else rows | flags
+    if rows is None:
+        return [True] * len(ranges)
+    return [bool(rows[start:stop].any()) for start, stop in ranges]
+
+
+def _zeros_like_rows(array: Any, rows: int) -> Any:
+    import numpy as np
+
+    return np.zeros((rows,) + array.shape[1:], dtype=array.dtype)

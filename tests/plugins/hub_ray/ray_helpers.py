@@ -1,0 +1,68 @@
+"""What the Ray tests share: a Ray instance per module, envs that fail on purpose, and the
+check that no actor of an env outlived it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from hub.envs.builtin import CountingEnv
+
+
+class ExplodingEnv(CountingEnv):
+    """A counting env whose step raises once the count reaches ``explode_at``."""
+
+    def __init__(self, explode_at: int = 3, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.explode_at = explode_at
+
+    def _step(self, tensordict):
+        out = super()._step(tensordict)
+        if int(out["observation"].max()) >= self.explode_at:
+            raise ValueError(f"boom at count {self.explode_at}")
+        return out
+
+
+class SlowCountingEnv(CountingEnv):
+    """A counting env whose step takes ``delay`` seconds."""
+
+    def __init__(self, delay: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.delay = delay
+
+    def _step(self, tensordict):
+        time.sleep(self.delay)
+        return super()._step(tensordict)
+
+
+def start_local_ray(**kwargs: Any) -> Iterator[Any]:
+    """A local Ray instance for one test module (loopback only; the dashboard serves
+    ``ray.util.state``)."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def alive_actor_pids(pids: list[int]) -> list[int]:
+    """The pids among ``pids`` of actors that Ray's state API lists as alive."""
+    from ray.util.state import list_actors
+
+    alive = list_actors(
+        filters=[("state", "=", "ALIVE")], detail=True, raise_on_missing_output=False
+    )
+    return [actor.pid for actor in alive if actor.pid in pids]
+
+
+def same_data(a: Any, b: Any) -> bool:
+    """Whether two tensordicts hold the same keys and values."""
+    keys = sorted(a.keys(True, True), key=str)
+    if keys != sorted(b.keys(True, True), key=str):
+        return False
+    return all(torch.equal(a.get(k), b.get(k)) for k in keys)

@@ -1,0 +1,206 @@
+"""RayEnv's env contract on a local Ray instance: the same data as SerialEnv for the same seed,
+partial resets, step_and_maybe_reset, transforms, the async calls, attributes, make_env."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from hub_ray import RayEnv
+
+import hub
+from hub.batching import AsyncCallError
+from hub.errors import WorkerTimeoutError
+from hub.registry import batching_strategies
+
+from .ray_helpers import SlowCountingEnv, same_data, start_local_ray
+
+pytest.importorskip("gymnasium")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    yield from start_local_ray()
+
+
+@pytest.fixture(scope="module")
+def cartpole():
+    env = hub.make_env(
+        "gymnasium:CartPole-v1",
+        num_envs=5,
+        batching="ray",
+        envs_per_actor=3,  # actors of 3 and 2 envs
+        actor_batching="serial",  # SerialEnvs in the actors: the same seeds as SerialEnv
+        actor_options={"num_cpus": 0},
+    )
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def serial_cartpole():
+    env = hub.make_env("gymnasium:CartPole-v1", num_envs=5, batching="serial")
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def counting():
+    env = RayEnv(functools.partial(SlowCountingEnv, delay=0.0, max_steps=4), 4, envs_per_actor=2)
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def serial_counting():
+    env = hub.SerialEnv(4, functools.partial(SlowCountingEnv, delay=0.0, max_steps=4))
+    yield env
+    env.close()
+
+
+def test_batch_size_specs_and_actors(cartpole, serial_cartpole):
+    assert "ray" in batching_strategies()
+    assert isinstance(cartpole, RayEnv)
+    assert cartpole.batch_size == torch.Size([5])
+    assert cartpole.envs_per_actor == [3, 2]
+    assert cartpole.num_actors == 2
+    for name in ("full_observation_spec", "full_action_spec", "full_reward_spec", "full_done_spec"):
+        assert getattr(cartpole, name) == getattr(serial_cartpole, name), name
+    hub.check_env_specs(cartpole)
+
+
+def test_rollout_equals_serial_across_episode_ends(cartpole, serial_cartpole):
+    data = []
+    for env in (cartpole, serial_cartpole):
+        env.set_seed(7)
+        torch.manual_seed(0)
+        data.append(env.rollout(60, break_when_any_done=False))
+    assert data[0]["next", "done"].any()  # episodes ended and were reset on the way
+    assert same_data(data[0], data[1])
+
+
+def test_step_and_maybe_reset_loop_equals_serial(cartpole, serial_cartpole):
+    outs = []
+    for env in (cartpole, serial_cartpole):
+        assert env.set_seed(3) is not None
+        torch.manual_seed(1)
+        td = env.reset()
+        steps = []
+        for _ in range(40):
+            data, td = env.step_and_maybe_reset(env.rand_action(td))
+            steps.append(data.clone())
+        outs.append((torch.stack(steps), td))
+    assert outs[0][0]["next", "done"].any()
+    assert same_data(outs[0][0], outs[1][0])
+    assert same_data(outs[0][1], outs[1][1])
+
+
+def test_seeds_chain_like_serial(cartpole, serial_cartpole):
+    assert cartpole.set_seed(11) == serial_cartpole.set_seed(11)
+    first = cartpole.reset()["observation"]
+    assert len({tuple(row.tolist()) for row in first}) == 5  # distinct seeds per env
+
+
+def test_partial_reset_reaches_only_marked_envs(cartpole, serial_cartpole):
+    results = []
+    for env in (cartpole, serial_cartpole):
+        env.set_seed(5)
+        torch.manual_seed(2)
+        td = env.reset()
+        td = env.step_mdp(env.step(env.rand_action(td)))
+        before = td["observation"].clone()
+        td["_reset"] = torch.tensor([False, False, True, False, True]).unsqueeze(-1)
+        out = env.reset(td)
+        results.append(out)
+        assert torch.equal(out["observation"][[0, 1, 3]], before[[0, 1, 3]])
+        assert not torch.equal(out["observation"][[2, 4]], before[[2, 4]])
+        assert "_reset" not in out.keys()
+    assert same_data(results[0], results[1])
+
+
+def test_partial_step_steps_only_marked_envs(cartpole, serial_cartpole):
+    results = []
+    for env in (cartpole, serial_cartpole):
+        env.set_seed(9)
+        torch.manual_seed(3)
+        td = env.rand_action(env.reset())
+        td["_step"] = torch.tensor([True, False, False, True, False])
+        results.append(env.step(td)["next"].clone())
+    assert same_data(results[0], results[1])
+
+
+def test_transforms_apply_on_top(counting, serial_counting):
+    data = []
+    for env in (counting, serial_counting):
+        transformed = hub.TransformedEnv(env, hub.transforms.RewardSum())
+        torch.manual_seed(4)
+        data.append(transformed.rollout(6, break_when_any_done=False))
+    assert data[0]["next", "episode_reward"].max() > 0
+    assert same_data(data[0], data[1])
+
+
+def test_async_step_and_reset(counting):
+    counting.reset_send()
+    td = counting.reset_fetch(timeout=60)
+    assert td["observation"].squeeze(-1).tolist() == [0, 0, 0, 0]
+    td["action"] = torch.ones(4, 1, dtype=torch.int64)
+    counting.step_send(td)
+    with pytest.raises(AsyncCallError, match="step_fetch"):
+        counting.step(td)
+    with pytest.raises(AsyncCallError, match="reset_fetch"):
+        counting.reset_fetch()
+    out = counting.step_fetch(timeout=60)
+    assert out["next", "observation"].squeeze(-1).tolist() == [1, 1, 1, 1]
+    with pytest.raises(AsyncCallError, match="step_send"):
+        counting.step_fetch()
+
+
+def test_async_partial_reset(counting):
+    td = counting.reset()
+    td["action"] = torch.ones(4, 1, dtype=torch.int64)
+    td = counting.step_mdp(counting.step(td))
+    td["_reset"] = torch.tensor([[False], [False], [True], [False]])
+    counting.reset_send(td)
+    out = counting.reset_fetch(timeout=60)
+    assert out["observation"].squeeze(-1).tolist() == [1, 1, 0, 1]
+
+
+def test_fetch_timeout_keeps_the_step_pending(counting):
+    td = counting.reset()
+    counting.set_attr("delay", 2.0)
+    try:
+        counting.step_send(counting.rand_action(td))
+        with pytest.raises(WorkerTimeoutError, match="still pending"):
+            counting.step_fetch(timeout=0.01)
+        with pytest.raises(AsyncCallError, match="step_fetch"):
+            counting.reset()
+        out = counting.step_fetch(timeout=60)
+        assert out["next", "observation"].shape == (4, 1)
+    finally:
+        counting.set_attr("delay", 0.0)
+
+
+def test_attributes_calls_and_set_attr(counting, serial_counting):
+    assert counting.max_steps == [4, 4, 4, 4]  # forwarded: one value per env
+    counting.set_attr("max_steps", [5, 6, 7, 8])
+    assert counting.get_attr("max_steps") == [5, 6, 7, 8]
+    counting.set_attr("max_steps", 4)
+    assert counting.get_attr("max_steps") == [4, 4, 4, 4]
+    assert counting.get_attr("set_seed") == ["<method>"] * 4
+    assert counting.call("set_seed", 0) == serial_counting.call("set_seed", 0)
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        counting.no_such_attribute  # noqa: B018
+
+
+def test_native_batching_per_actor_with_envpool():
+    pytest.importorskip("envpool")
+    env = hub.make_env("envpool:CartPole-v1", num_envs=6, batching="ray", envs_per_actor=3, seed=1)
+    try:
+        assert env.envs_per_actor == [3, 3]
+        data = env.rollout(50, break_when_any_done=False)
+        assert data.batch_size == torch.Size([6, 50])
+        assert data["next", "done"].any()
+        hub.check_env_specs(env)
+    finally:
+        env.close()
