@@ -4,6 +4,7 @@ partial resets, step_and_maybe_reset, transforms, the async calls, attributes, m
 from __future__ import annotations
 
 import functools
+import json
 
 import pytest
 import torch
@@ -204,3 +205,18 @@ def test_native_batching_per_actor_with_envpool():
         hub.check_env_specs(env)
     finally:
         env.close()
+
+
+def test_cli_lists_the_plugin_and_rolls_out_with_batching_ray():
+    from click.testing import CliRunner
+
+    from hub.cli import cli
+
+    runner = CliRunner()
+    plugins = json.loads(runner.invoke(cli, ["plugins", "--json"]).stdout)
+    assert any(p["name"] == "ray" and p["error"] is None for p in plugins)
+    args = ["rollout", "gymnasium:CartPole-v1", "--num-envs", "8", "--batching", "ray"]
+    result = runner.invoke(cli, [*args, "--steps", "50", "--json", "-k", "envs_per_actor=4"])
+    assert result.exit_code == 0, (result.output, result.exception)
+    summary = json.loads(result.stdout)
+    assert summary["num_envs"] == 8 and summary["env_steps"] >= 50
