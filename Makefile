@@ -8,13 +8,13 @@ STEPS ?= 1200
 export MUJOCO_GL ?= egl
 export SDL_VIDEODRIVER ?= dummy
 
-.PHONY: demo demo-pendulum test tox-slice tox-all lint bench venv
+.PHONY: demo demo-pendulum test test-ray tox-slice tox-all lint bench venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 venv: $(PY)
-	$(PIP) -e ".[all,test]"
+	$(PIP) -e ".[all,test,ray]"
 
 ## The main job: Pong in EnvPool through hub, 8 envs: a progress bar, a summary and pong.gif.
 demo: venv
@@ -27,8 +27,17 @@ demo-pendulum: venv
 ## The tests (what .ci/run runs). A test that fails because a ParallelEnv worker crashed is run
 ## once more (--only-rerun WorkerError): a rare SIGSEGV of forked workers is under investigation
 ## (see docs/batching.md); a second failure fails the run.
+## The Ray tests (tests/plugins/hub_ray) run in their own step, test-ray.
+RAY_TESTS := tests/plugins/hub_ray
 test: venv
-	$(PY) -m pytest -q -p no:cacheprovider --reruns 1 --only-rerun WorkerError
+	$(PY) -m pytest -q -p no:cacheprovider --reruns 1 --only-rerun WorkerError --ignore=$(RAY_TESTS)
+	$(MAKE) --no-print-directory test-ray
+
+## The Ray tests, in a new network namespace that has only loopback: Ray advertises the
+## machine's own address even when told 127.0.0.1; there it binds and advertises 127.0.0.1.
+## (unshare -r: also as a user without root, where user namespaces are allowed.)
+test-ray: venv
+	unshare -rn sh -c 'ip link set lo up && exec $(PY) -m pytest -q -p no:cacheprovider $(RAY_TESTS)'
 
 ## A slice of the version matrix (what CI runs after the tests): the oldest supported version of
 ## each backend family (the newest run in `make test`), gymnasium 1.0's next-step-only vector

@@ -3,6 +3,7 @@ check that no actor of an env outlived it."""
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -38,11 +39,24 @@ class SlowCountingEnv(CountingEnv):
         return super()._step(tensordict)
 
 
+def require_loopback_only() -> None:
+    """Raise unless this process sees no network interface but loopback: Ray advertises the
+    machine's own address even when told 127.0.0.1, and these tests must not reach beyond it."""
+    interfaces = sorted(name for _, name in socket.if_nameindex() if name != "lo")
+    if interfaces:
+        raise RuntimeError(
+            f"the Ray tests run in a network namespace with only loopback, and this one also has "
+            f"{interfaces}. Run them with `make test-ray`, or as "
+            "unshare -rn sh -c 'ip link set lo up && exec python -m pytest tests/plugins/hub_ray'."
+        )
+
+
 def start_local_ray(**kwargs: Any) -> Iterator[Any]:
     """A local Ray instance for one test module (loopback only; the dashboard serves
     ``ray.util.state``)."""
     import ray
 
+    require_loopback_only()
     ray.init(num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
     try:
         yield ray

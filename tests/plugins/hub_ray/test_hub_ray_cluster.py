@@ -15,7 +15,7 @@ from hub_ray import ActorRestartWarning, RayEnv
 import hub
 from hub.registry import make_env_single
 
-from .ray_helpers import alive_actor_pids, same_data
+from .ray_helpers import alive_actor_pids, require_loopback_only, same_data
 
 pytest.importorskip("gymnasium")
 
@@ -27,6 +27,7 @@ def cluster():
     import ray
     from ray.cluster_utils import Cluster
 
+    require_loopback_only()
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "resources": {"head_node": 1}, "include_dashboard": True},

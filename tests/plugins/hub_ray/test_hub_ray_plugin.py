@@ -3,6 +3,9 @@ between actors, and the joining of the actors' specs."""
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
 import pytest
 import torch
 from hub_ray import plugin
@@ -55,3 +58,12 @@ def test_specs_join_along_the_env_dim():
     assert same == a[0].expand(4)
     with pytest.raises(HubError, match="actor 1 has a different"):
         join_specs([a, Composite(x=Categorical(3, shape=(1, 3)), shape=(1,))], "spec")
+
+
+@pytest.mark.parametrize("name", ["arrays", "actor", "faults", "specs", "plugin"])
+def test_docstring_examples(name):
+    module = importlib.import_module(f"hub_ray.{name}")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in doctest.DocTestFinder(exclude_empty=True).find(module, module.__name__):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
