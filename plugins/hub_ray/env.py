@@ -468,12 +468,15 @@ class RayEnv(hub.EnvBase):
         self._check_actions(tensordict)
         self._job = self._send_step(tensordict, fused=False)
 
-    def step_fetch(self, timeout: float | None = None) -> TensorDictBase:
+    def step_fetch(self, timeout: float | None = None) -> Any:
         """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and
         return it, as :meth:`step` would. On :class:`hub.errors.WorkerTimeoutError` the step
-        stays pending: fetch again to get it."""
+        stays pending: fetch again to get it. (After a ``step_and_maybe_reset`` that timed out,
+        it returns what that call would have: ``(data, next_input)``.)"""
         job = self._take("step", timeout)
         self._fetched = job
+        if job.kind == "fused":  # a step_and_maybe_reset that timed out: finish it
+            return self.step_and_maybe_reset(job.tensordict)
         return hub.EnvBase.step(self, job.tensordict)
 
     def _take(self, kind: str, timeout: float | None) -> _Call:

@@ -178,7 +178,14 @@ def test_fetch_timeout_keeps_the_step_pending(counting):
             counting.reset()
         out = counting.step_fetch(timeout=60)
         assert out["next", "observation"].shape == (4, 1)
+        counting.timeout = 0.01  # a synchronous step_and_maybe_reset that times out
+        with pytest.raises(WorkerTimeoutError, match="step_fetch"):
+            counting.step_and_maybe_reset(counting.rand_action(counting.step_mdp(out)))
+        counting.timeout = None
+        data, next_input = counting.step_fetch(timeout=60)
+        assert data["next", "observation"].shape == next_input["observation"].shape == (4, 1)
     finally:
+        counting.timeout = None
         counting.set_attr("delay", 0.0)
 
 
