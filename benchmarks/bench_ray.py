@@ -83,6 +83,7 @@ def run_case(impl: str, env_name: str, k: int, seconds: float) -> dict[str, Any]
     if impl == "ray":
         import ray
 
+        os.environ.setdefault("RAY_worker_niceness", "0")  # as hub_ray.connect does
         t0 = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
         out["ray_init_s"] = time.perf_counter() - t0

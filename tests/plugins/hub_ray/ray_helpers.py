@@ -3,6 +3,7 @@ check that no actor of an env outlived it."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Iterator
@@ -57,6 +58,7 @@ def start_local_ray(**kwargs: Any) -> Iterator[Any]:
     import ray
 
     require_loopback_only()
+    os.environ.setdefault("RAY_worker_niceness", "0")  # as hub_ray.connect does
     ray.init(num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
     try:
         yield ray

@@ -28,6 +28,7 @@ def cluster():
     from ray.cluster_utils import Cluster
 
     require_loopback_only()
+    os.environ.setdefault("RAY_worker_niceness", "0")
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "resources": {"head_node": 1}, "include_dashboard": True},
