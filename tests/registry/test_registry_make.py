@@ -117,6 +117,31 @@ def test_the_factory_is_picklable_and_rebuilds_through_the_registry(add_plugin, 
     assert maker.calls == [("Walk-v0", {"speed": 2})]
 
 
+def test_strategy_options_go_to_the_strategy_with_a_native_batch_factory(add_plugin, toy_namespace):
+    ns, maker = toy_namespace("zoo", native_batching=True)
+    received = []
+    strategy = BatchingStrategy(
+        "cluster",
+        make=lambda fn, n, **kw: received.append((fn, n, kw)) or "batched",
+        options=("per_node", "create_batch_fn"),
+    )
+    add_plugin("zoo", ns, batching=[strategy])
+    assert hub.make_env("zoo:Walk-v0", num_envs=4, batching="cluster", per_node=2, speed=3)
+    factory, num_envs, options = received[0]
+    assert options["per_node"] == 2 and num_envs == 4
+    assert factory().kwargs == {"speed": 3}  # the strategy's option is not the namespace's
+    batch = pickle.loads(pickle.dumps(options["create_batch_fn"]))(2)
+    assert (batch.env_id, batch.kwargs) == ("Walk-v0", {"num_envs": 2, "speed": 3})
+
+
+def test_a_strategy_without_options_gets_none(add_plugin, toy_namespace):
+    received = []
+    strategy = BatchingStrategy("plain", make=lambda *a, **kw: received.append(kw) or "batched")
+    add_plugin("zoo", toy_namespace("zoo")[0], batching=[strategy])
+    hub.make_env("zoo:Walk-v0", num_envs=2, batching="plain")
+    assert received == [{}]
+
+
 def test_native_on_a_namespace_without_it_is_an_error(add_plugin, toy_namespace):
     add_plugin("zoo", toy_namespace("zoo")[0])
     with pytest.raises(ValueError, match="no native batching"):
