@@ -169,6 +169,11 @@ class RayEnv(hub.EnvBase):
         return len(self._ranges)
 
     @property
+    def actors(self) -> list[Any]:
+        """The Ray actor handles, in env order (empty once closed)."""
+        return list(self._actors)
+
+    @property
     def envs_per_actor(self) -> list[int]:
         """How many envs each actor holds."""
         return [stop - start for start, stop in self._ranges]

@@ -59,6 +59,9 @@ def start_local_ray(**kwargs: Any) -> Iterator[Any]:
 
     require_loopback_only()
     os.environ.setdefault("RAY_worker_niceness", "0")  # as hub_ray.connect does
+    # the machine is shared: Ray's memory monitor would kill these small workers for
+    # what other processes use
+    os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
     ray.init(num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
     try:
         yield ray

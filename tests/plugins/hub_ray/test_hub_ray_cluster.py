@@ -29,6 +29,9 @@ def cluster():
 
     require_loopback_only()
     os.environ.setdefault("RAY_worker_niceness", "0")
+    # the machine is shared: Ray's memory monitor would kill these small workers for
+    # what other processes use
+    os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
     cluster = Cluster(
         initialize_head=True,
         head_node_args={"num_cpus": 1, "resources": {"head_node": 1}, "include_dashboard": True},

@@ -23,14 +23,20 @@ def ray_instance():
     yield from start_local_ray()
 
 
-def _kill_actor_at(step: int, actor: int):
-    """A rollout callback that SIGKILLs the process of ``actor`` after ``step`` steps."""
+def _kill_actor_at(step: int, actor: int, how: str = "sigkill"):
+    """A rollout callback that kills ``actor`` after ``step`` steps: its process SIGKILLed, or
+    through ``ray.kill``."""
+    import ray
+
     count = {"steps": 0}
 
     def callback(env, td):
         count["steps"] += 1
         if count["steps"] == step:
-            os.kill(env.places[actor].pid, signal.SIGKILL)
+            if how == "ray.kill":
+                ray.kill(env.actors[actor], no_restart=True)
+            else:
+                os.kill(env.places[actor].pid, signal.SIGKILL)
 
     return callback
 
@@ -60,13 +66,13 @@ def test_an_actor_killed_mid_rollout_is_a_clear_error_then_close_cleans_up():
     env = RayEnv(CountingEnv, 4, envs_per_actor=2, timeout=120)
     pids = [place.pid for place in env.places]
     with pytest.raises(WorkerError) as info:
-        env.rollout(20, callback=_kill_actor_at(3, 1), break_when_any_done=False)
+        env.rollout(20, callback=_kill_actor_at(3, 1, "ray.kill"), break_when_any_done=False)
     message = str(info.value)
     assert "Ray actor 1 (envs 2-3, node 127.0.0.1" in message and "died during step" in message
     assert "max_restarts" in message
     env.close()
     env.close()  # twice is fine
-    assert alive_actor_pids(pids) == []
+    assert alive_actor_pids(pids) == [] and env.actors == []
     with pytest.raises(ClosedEnvError, match="closed"):
         env.reset()
     with pytest.raises(ClosedEnvError, match="closed"):
