@@ -84,11 +84,8 @@ def run_case(impl: str, env_name: str, k: int, seconds: float) -> dict[str, Any]
         import ray
 
         os.environ.setdefault("RAY_worker_niceness", "0")  # as hub_ray.connect does
-
         # the machine is shared: Ray's memory monitor would kill these small workers for
-
         # what other processes use
-
         os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
         t0 = time.perf_counter()
         ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
