@@ -120,13 +120,15 @@ def test_the_factory_is_picklable_and_rebuilds_through_the_registry(add_plugin, 
 def test_strategy_options_go_to_the_strategy_with_a_native_batch_factory(add_plugin, toy_namespace):
     ns, maker = toy_namespace("zoo", native_batching=True)
     received = []
+    batched = counting("Counting")
     strategy = BatchingStrategy(
         "cluster",
-        make=lambda fn, n, **kw: received.append((fn, n, kw)) or "batched",
+        make=lambda fn, n, **kw: received.append((fn, n, kw)) or batched,
         options=("per_node", "create_batch_fn"),
     )
     add_plugin("zoo", ns, batching=[strategy])
-    assert hub.make_env("zoo:Walk-v0", num_envs=4, batching="cluster", per_node=2, speed=3)
+    made = hub.make_env("zoo:Walk-v0", num_envs=4, batching="cluster", per_node=2, speed=3)
+    assert made is batched
     factory, num_envs, options = received[0]
     assert options["per_node"] == 2 and num_envs == 4
     assert factory().kwargs == {"speed": 3}  # the strategy's option is not the namespace's
@@ -136,7 +138,8 @@ def test_strategy_options_go_to_the_strategy_with_a_native_batch_factory(add_plu
 
 def test_a_strategy_without_options_gets_none(add_plugin, toy_namespace):
     received = []
-    strategy = BatchingStrategy("plain", make=lambda *a, **kw: received.append(kw) or "batched")
+    batched = counting("Counting")
+    strategy = BatchingStrategy("plain", make=lambda *a, **kw: received.append(kw) or batched)
     add_plugin("zoo", toy_namespace("zoo")[0], batching=[strategy])
     hub.make_env("zoo:Walk-v0", num_envs=2, batching="plain")
     assert received == [{}]
