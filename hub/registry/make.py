@@ -28,7 +28,14 @@ from hub.plugins import (
 from hub.registry.guards import build_env
 from hub.registry.uris import get_namespace, missing_requirement, resolution_order, resolve
 
-__all__ = ["make_env", "make_env_single", "make_env_batch", "list_envs", "list_plugins", "batching_strategies"]
+__all__ = [
+    "make_env",
+    "make_env_single",
+    "make_env_batch",
+    "list_envs",
+    "list_plugins",
+    "batching_strategies",
+]
 
 BUILTIN_BATCHING = ("auto", "serial", "parallel", "native")
 
