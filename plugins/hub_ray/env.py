@@ -32,7 +32,13 @@ import hub
 from hub.batching import AsyncCallError
 from hub.envs import next_seed
 from hub.envs.utils import fast_set
-from hub.errors import HubError, WorkerError, WorkerTimeoutError
+from hub.errors import (
+    ClosedEnvError,
+    HubError,
+    SpecMismatchError,
+    WorkerError,
+    WorkerTimeoutError,
+)
 from hub_ray.actor import METHOD, EnvActor
 from hub_ray.arrays import Arrays, as_tensor, join_rows, split_rows, tensordict_arrays
 from hub_ray.connect import connect
@@ -256,8 +262,8 @@ class RayEnv(hub.EnvBase):
 
     # ---------------------------------------------------------------- sending and collecting
     def _ready(self, what: str) -> None:
-        if self._closed:
-            raise self._closed_error(what)
+        if self.is_closed:
+            raise _closed_error(what)
         job = self._job
         if job is not None:
             kind = "step" if job.kind == "fused" else job.kind
@@ -469,7 +475,7 @@ class RayEnv(hub.EnvBase):
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Start a step; :meth:`step_fetch` returns its result (as ``ParallelEnv.step_send``)."""
         self._ready("step_send")
-        self._check_batch(tensordict, "step")
+        _check_batch(self, tensordict, "step_send")
         self._check_actions(tensordict)
         self._job = self._send_step(tensordict, fused=False)
 
@@ -485,8 +491,8 @@ class RayEnv(hub.EnvBase):
         return hub.EnvBase.step(self, job.tensordict)
 
     def _take(self, kind: str, timeout: float | None) -> _Call:
-        if self._closed:
-            raise self._closed_error(f"{kind}_fetch")
+        if self.is_closed:
+            raise _closed_error(f"{kind}_fetch")
         job = self._job
         if job is None or (job.kind == "reset") != (kind == "reset"):
             pending = ""
@@ -536,7 +542,7 @@ class RayEnv(hub.EnvBase):
         returns its result."""
         self._ready("reset_send")
         if tensordict is not None:
-            self._check_batch(tensordict, "reset")
+            _check_batch(self, tensordict, "reset_send")
         need = _reset_actors(tensordict, self.reset_keys, self._ranges)
         if any(need):
             self._job = self._send_reset(tensordict, kwargs)
@@ -643,13 +649,30 @@ class RayEnv(hub.EnvBase):
     def __repr__(self) -> str:
         return (
             f"RayEnv(num_envs={self.batch_size[0]}, actors={self.num_actors}, "
-            f"envs_per_actor={self.envs_per_actor}, closed={self._closed})"
+            f"envs_per_actor={self.envs_per_actor}, closed={self.is_closed})"
         )
 
 
 _NOT_FORWARDED = frozenset(
     {"batch_locked", "checks", "auto_reset", "places", "restarts", "timeout", "max_restarts"}
 )
+
+
+def _closed_error(what: str) -> ClosedEnvError:
+    return ClosedEnvError(
+        f"{what}() was called on a closed RayEnv (its actors are gone). Build a new env "
+        "(an env cannot be reopened after close())."
+    )
+
+
+def _check_batch(env: RayEnv, tensordict: TensorDictBase, what: str) -> None:
+    if tensordict.batch_size != env.batch_size:
+        raise SpecMismatchError(
+            "<batch_size>",
+            f"batch size {list(env.batch_size)} (this env is batch-locked)",
+            f"a tensordict of batch size {list(tensordict.batch_size)}",
+            where=what,
+        )
 
 
 def _actor_sizes(num_envs: int, envs_per_actor: int | None, cpus: float) -> list[int]:
