@@ -25,7 +25,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 import hub
-from hub.envs.utils import out_arrays, targets_for_out
+from hub.envs.utils import fast_get, fast_set, out_arrays, prebuilt_tensordict, targets_for_out
 from hub.specs import Bounded, Composite, Unbounded
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
@@ -181,6 +181,19 @@ class GymWrapper(hub.GymLikeEnv):
 
             single = base_obs[0] if not self.pixels_only else None
             self._vector = VectorRunner(self, single)
+        # step_and_maybe_reset's one-call path stands for these methods: only while a subclass
+        # has replaced none of them
+        cls = type(self)
+        self._vector_lean = (
+            self._vector is not None
+            and self._vector.lean
+            and cls.step is hub.EnvBase.step
+            and cls.reset is hub.EnvBase.reset
+            and cls.step_mdp is hub.EnvBase.step_mdp
+            and cls._step is GymWrapper._step
+            and cls._reset is GymWrapper._reset
+            and cls._reset_finished is hub.EnvBase._reset_finished
+        )
         # (terminated, truncated) -> numpy (terminated, truncated, done), copied into tensors
         self._flags = {
             (te, tr): tuple(np.array((v,), dtype=bool) for v in (te, tr, te or tr))
@@ -278,6 +291,31 @@ class GymWrapper(hub.GymLikeEnv):
         for reader in self.info_dict_reader:
             reader(info, td)
         return td
+
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """:meth:`hub.EnvBase.step_and_maybe_reset` in one call for a vector env hub built
+        (gymnasium ``SyncVectorEnv``, flat ``Box`` observations, CPU, no info readers) and
+        nothing that :meth:`hub.EnvBase._plain_step_ok` rules out: the same action checks and
+        the same data as ``step``, ``step_mdp`` then ``reset`` of the ended sub-envs, which are
+        reset through the sub-envs themselves (see :mod:`hub_gym.vector`)."""
+        vector = self._vector
+        if (
+            not self._vector_lean
+            or vector.any_pending
+            or self.info_dict_reader
+            or not self._plain_step_ok(tensordict)
+        ):
+            return super().step_and_maybe_reset(tensordict)
+        self._check_actions(tensordict)
+        out, first = vector.step_and_reset(fast_get(tensordict, self._action_key))
+        batch = vector.batch_size
+        fast_set(tensordict, "next", prebuilt_tensordict(out, batch))
+        next_input = self.step_mdp(tensordict)
+        if first is not None:
+            next_input.update(prebuilt_tensordict(first, batch))
+        return tensordict, next_input
 
     def _skip_step(self, action: Any) -> tuple[Any, Any, Any, Any, Any]:
         """One backend step, repeated ``frame_skip`` times (rewards summed, stopping where the

@@ -14,6 +14,12 @@ no transition is fabricated. :class:`VectorRunner` gets there from each mode:
   ``SyncVectorEnv``), which cancels that hidden step.
 * ``disabled``: nothing happens until hub resets the sub-env with ``reset_mask``.
 
+A ``SyncVectorEnv`` that hub built (gymnasium >= 1.1, ``disabled`` mode) has its finished
+sub-envs reset one by one through ``env.envs[i].reset()``, with the arguments and the vector
+env's bookkeeping of ``reset(options={"reset_mask": m})`` but without its copy of every
+observation; :meth:`VectorRunner.step_and_reset` is the step of ``step_and_maybe_reset`` in one
+call for it (flat ``Box`` observations, no ``frame_skip``, CPU).
+
 Stepping a sub-env whose episode ended without resetting it raises a clear error instead of
 producing a transition across two episodes.
 
@@ -42,6 +48,9 @@ if TYPE_CHECKING:
     from hub_gym.env import GymWrapper
 
 __all__ = ["VectorRunner"]
+
+_SYNC_STATE = ("envs", "_env_obs", "_terminations", "_truncations", "_autoreset_envs")
+"""What a gymnasium ``SyncVectorEnv`` keeps per sub-env and its masked reset updates."""
 
 
 class VectorRunner:
@@ -76,6 +85,26 @@ class VectorRunner:
         self.cache: dict[str, Any] | None = None  # same_step: first observations of new episodes
         self.cache_valid = np.zeros(self.n, dtype=bool)
         self.last: dict[str, Any] | None = None
+        # a hub-built gymnasium SyncVectorEnv: reset rows through the sub-envs themselves
+        self.direct = (
+            compat.backend == "gymnasium"
+            and self.mode == DISABLED
+            and type(env).__name__ == "SyncVectorEnv"
+            and type(env).__module__.startswith("gymnasium.vector")
+            and all(hasattr(env, name) for name in _SYNC_STATE)
+        )
+        self.lean = (
+            self.direct
+            and type(env.single_observation_space).__name__ == "Box"
+            and wrapper.frame_skip == 1
+            and self.device is None
+            and single_spec is not None
+            and list(single_spec.keys()) == ["observation"]
+        )
+        if self.lean:
+            dtype = single_spec["observation"].dtype
+            self.obs_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+            self.obs_shape = (self.n, *single_spec["observation"].shape)
 
     # ------------------------------------------------------------------ seeding and resets
     def seed(self, seed: int | None) -> None:
@@ -139,6 +168,12 @@ class VectorRunner:
                 "sub-envs at once (it restarts finished ones by itself, which hub handles). "
                 "Reset them all (env.reset() without '_reset'), or wrap a SyncVectorEnv."
             )
+        if self.direct:
+            for index, obs in self._reset_direct(mask):
+                row = self.encode_row(obs)
+                for key, value in out.items():
+                    value[index] = row[key]
+            return
         result = self.compat.partial_reset(self.env, mask)
         if result.batch is not None:
             fresh = self.encode(result.batch)
@@ -151,7 +186,66 @@ class VectorRunner:
             for key, value in out.items():
                 value[index] = row[key]
 
+    def _reset_direct(self, mask: np.ndarray) -> list[tuple[int, Any]]:
+        """``env.reset(options={"reset_mask": mask})`` of a gymnasium ``SyncVectorEnv``
+        without its concatenated copy of every observation: the same sub-env calls
+        (``reset(seed=None, options={})``) and the same bookkeeping. Returns ``[(row, obs)]``."""
+        env = self.env
+        env._terminations[mask] = False
+        env._truncations[mask] = False
+        env._autoreset_envs[mask] = False
+        envs, env_obs = env.envs, env._env_obs
+        rows = []
+        for index in np.flatnonzero(mask).tolist():
+            obs, _ = envs[index].reset(seed=None, options={})
+            env_obs[index] = obs
+            rows.append((index, obs))
+        return rows
+
     # ------------------------------------------------------------------ steps
+    def step_and_reset(
+        self, action: Any
+    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None]:
+        """For ``lean`` runners with no pending sub-env: step every sub-env with the hub
+        ``action``, then reset those whose episode ended. Returns ``(next, first)``: the step's
+        entries (true last observations where an episode ended) and, when some sub-env was
+        reset, the next input's observation and done flags (``None`` otherwise): the data of
+        :meth:`step` then :meth:`reset` with ``"_reset"`` set to the done flags."""
+        obs, reward, terminated, truncated, _ = self.step_output(
+            self.env.step(self.read_action(action))
+        )
+        n = self.n
+        observation = np.array(obs, dtype=self.obs_dtype)  # copies, as the encoder
+        if observation.shape != self.obs_shape:
+            observation = observation.reshape(self.obs_shape)
+        terminated = np.array(terminated, dtype=bool).reshape(n, 1)
+        truncated = np.array(truncated, dtype=bool).reshape(n, 1)
+        done = terminated | truncated
+        obs_t = torch.from_numpy(observation)
+        out = {
+            "observation": obs_t,
+            "reward": torch.from_numpy(np.array(reward, dtype=np.float32).reshape(n, 1)),
+            "terminated": torch.from_numpy(terminated),
+            "truncated": torch.from_numpy(truncated),
+            "done": torch.from_numpy(done),
+        }
+        mask = done.reshape(n)
+        if not mask.any():
+            self.last = {"observation": obs_t}
+            return out, None
+        first = observation.copy()
+        for index, row in self._reset_direct(mask):
+            first[index] = row
+        first_t = torch.from_numpy(first)
+        self.last = {"observation": first_t}
+        zeros = np.zeros((n, 1), dtype=bool)
+        return out, {
+            "observation": first_t,
+            "terminated": torch.from_numpy(zeros),
+            "truncated": torch.from_numpy(zeros.copy()),
+            "done": torch.from_numpy(zeros.copy()),
+        }
+
     def _check_pending(self, tensordict: TensorDictBase) -> None:
         step_mask = tensordict.get("_step", None)
         stepped = self.pending.copy()
