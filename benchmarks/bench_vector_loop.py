@@ -11,6 +11,8 @@ alternate between the loops, so that the machine's drifts fall on all of them al
   default action encoding), as ``hub bench`` runs it;
 * ``hub_generic`` (gymnasium): the same env forced onto the generic path (``step``,
   ``step_mdp``, ``reset`` with ``"_reset"`` through gymnasium's ``reset_mask``);
+* ``hub_categorical``: ``hub`` with ``categorical_action_encoding=True`` (the policy's index is
+  the action: no one-hot encoding in the loop nor decoding in hub);
 * ``floor``: the least TensorDict loop on the same backend calls with hub's semantic (the true
   last observation under ``"next"``, ended sub-envs reset before the next step, every
   transition real): the policy reads ``td["observation"]`` and writes the one-hot action into
@@ -23,7 +25,9 @@ alternate between the loops, so that the machine's drifts fall on all of them al
   ``_reset(ended ids)``/``_recv`` for the resets, as hub's runner makes them. No action check,
   no spec, no generic dispatch.
 
-Each loop steps its own env seeded alike. Ratios are of the time of the same chunks: a loop's
+Chunks are timed in CPU time of the process (``time.process_time``: every thread, EnvPool's
+workers too, all pinned to the one core), which other processes on a loaded machine disturb far
+less than wall time (``--clock wall`` for wall time). Each loop steps its own env seeded alike. Ratios are of the time of the same chunks: a loop's
 actions/s over the raw loop's, summed over the run (``ratio``) and per round of chunks (median,
 min, max), and the ratio of the fastest chunks (``ratio_of_fastest``: each loop's least loaded
 chunk, the estimate that a loaded machine disturbs least). Absolute figures vary with the
@@ -31,7 +35,7 @@ machine's load; only the ratios of one run compare.
 
 Usage:
     python benchmarks/bench_vector_loop.py [--widths 1 8 64] [--backends gymnasium envpool]
-        [--chunks 100] [--chunk 20] [--core 0] [--out benchmarks/results/vector_loop.json]
+        [--chunks 100] [--chunk 20] [--core 0] [--clock cpu] [--out benchmarks/results/vector_loop.json]
 """
 
 from __future__ import annotations
@@ -187,29 +191,54 @@ def hub_generic_gymnasium(width: int, seed: int) -> tuple[Any, Any]:
     return step, env.close
 
 
+def hub_categorical(backend: str, width: int, seed: int) -> tuple[Any, Any]:
+    """hub's loop with ``categorical_action_encoding=True``: the policy's index is the action."""
+    import hub
+
+    env = hub.make_env(
+        f"{backend}:{ENV_ID}", num_envs=width, seed=seed, categorical_action_encoding=True
+    )
+    policy = mlp_policy(4, 2, seed)
+    dtype = env.action_spec.dtype
+    state = {"td": env.reset()}
+
+    def step() -> None:
+        td = state["td"]
+        with torch.no_grad():
+            index = policy(td.get("observation").to(torch.float32)).argmax(-1)
+        td.set("action", index.to(dtype))
+        state["td"] = env.step_and_maybe_reset(td)[1]
+
+    return step, env.close
+
+
 def loops_for(backend: str, width: int, seed: int) -> dict[str, tuple[Any, Any]]:
     if backend == "gymnasium":
         return {
             "raw": build_loop("gymnasium", ENV_ID, width, seed),
             "hub": build_loop("hub-gymnasium", ENV_ID, width, seed),
             "hub_generic": hub_generic_gymnasium(width, seed),
+            "hub_categorical": hub_categorical(backend, width, seed),
             "floor": floor_gymnasium(width, seed),
         }
     return {
         "raw": build_loop("envpool", ENV_ID, width, seed),
         "hub": build_loop("hub-envpool", ENV_ID, width, seed),
+        "hub_categorical": hub_categorical(backend, width, seed),
         "floor": floor_envpool(width, seed),
     }
 
 
-def measure(backend: str, width: int, chunks: int, chunk: int, seed: int) -> dict[str, Any]:
+def measure(
+    backend: str, width: int, chunks: int, chunk: int, seed: int, clock: str = "cpu"
+) -> dict[str, Any]:
     """Interleaved chunks of ``chunk`` vector steps of every loop; per-loop totals and ratios."""
     loops = loops_for(backend, width, seed)
     for step, _ in loops.values():  # warm-up
         for _ in range(max(chunk // 2, 20)):
             step()
     times: dict[str, list[float]] = {name: [] for name in loops}
-    perf = time.perf_counter
+    perf = time.process_time if clock == "cpu" else time.perf_counter
     for _ in range(chunks):
         for name, (step, _) in loops.items():
             start = perf()
@@ -242,6 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=20, help="vector steps per chunk")
     parser.add_argument("--core", type=int, default=0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--clock",
+        choices=["cpu", "wall"],
+        default="cpu",
+        help="time the chunks in CPU time of the process (all its threads: EnvPool's too) or "
+        "wall time",
+    )
     parser.add_argument("--out", default=None, help="write the results as JSON")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
@@ -250,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     for backend in args.backends:
         for width in args.widths:
-            cell = measure(backend, width, args.chunks, args.chunk, args.seed)
+            cell = measure(backend, width, args.chunks, args.chunk, args.seed, args.clock)
             results[f"{backend}/W={width}"] = cell
             for name, row in cell.items():
                 print(
@@ -277,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
             "chunks": args.chunks,
             "chunk": args.chunk,
             "core": args.core,
+            "clock": args.clock,
             "load_average": os.getloadavg(),
         }
         with open(args.out, "w") as f:

@@ -96,6 +96,7 @@ class VectorRunner:
         self.lean = (
             self.direct
             and type(env.single_observation_space).__name__ == "Box"
+            and getattr(env, "copy", False) is True
             and wrapper.frame_skip == 1
             and self.device is None
             and single_spec is not None
@@ -215,11 +216,12 @@ class VectorRunner:
             self.env.step(self.read_action(action))
         )
         n = self.n
-        observation = np.array(obs, dtype=self.obs_dtype)  # copies, as the encoder
+        # the env returns new arrays each step (copy=True): no copy needed to own them
+        observation = np.asarray(obs, dtype=self.obs_dtype)
         if observation.shape != self.obs_shape:
             observation = observation.reshape(self.obs_shape)
-        terminated = np.array(terminated, dtype=bool).reshape(n, 1)
-        truncated = np.array(truncated, dtype=bool).reshape(n, 1)
+        terminated = np.asarray(terminated, dtype=bool).reshape(n, 1)
+        truncated = np.asarray(truncated, dtype=bool).reshape(n, 1)
         done = terminated | truncated
         obs_t = torch.from_numpy(observation)
         out = {
