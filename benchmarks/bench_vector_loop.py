@@ -6,6 +6,9 @@ and the floor run in one process pinned to one core, in chunks of ``--chunk`` ve
 alternate between the loops, so that the machine's drifts fall on all of them alike:
 
 * ``raw``: the library's own vector env and autoreset (``build_loop("gymnasium"|"envpool")``);
+* ``raw_hub_semantic``: the raw loop (numpy in and out, no tensordict) with hub's semantic:
+  autoreset disabled and ended sub-envs reset before the next step, with the floor's calls
+  (below). What the semantic costs, without any TensorDict work;
 * ``hub``: ``hub.make_env("<backend>:CartPole-v1", num_envs=W)`` stepped with
   ``step_and_maybe_reset``, the policy's index one-hot encoded into the tensordict (hub's
   default action encoding), as ``hub bench`` runs it;
@@ -168,6 +171,68 @@ def floor_envpool(width: int, seed: int) -> tuple[Any, Any]:
     return step, pool.close
 
 
+def semantic_gymnasium(width: int, seed: int) -> tuple[Any, Any]:
+    """The raw loop (numpy in and out, no tensordict) with hub's semantic: autoreset disabled,
+    ended sub-envs reset through ``env.envs[i].reset()`` before the next step."""
+    import gymnasium
+    from gymnasium.vector import AutoresetMode
+
+    env = gymnasium.vector.SyncVectorEnv(
+        [lambda: gymnasium.make(ENV_ID)] * width, autoreset_mode=AutoresetMode.DISABLED
+    )
+    policy = mlp_policy(4, 2, seed)
+    obs, _ = env.reset(seed=seed)
+    state = {"obs": obs}
+    envs = env.envs
+
+    def step() -> None:
+        with torch.no_grad():
+            x = torch.from_numpy(np.asarray(state["obs"], dtype=np.float32))
+            action = policy(x).argmax(-1).numpy()
+        obs, _, terminated, truncated, _ = env.step(action)
+        done = terminated | truncated
+        if done.any():
+            env._terminations[done] = False
+            env._truncations[done] = False
+            env._autoreset_envs[done] = False
+            for i in np.flatnonzero(done).tolist():
+                env._env_obs[i], _ = envs[i].reset(seed=None, options={})
+                obs[i] = env._env_obs[i]
+        state["obs"] = obs
+
+    return step, env.close
+
+
+def semantic_envpool(width: int, seed: int) -> tuple[Any, Any]:
+    """The raw loop on EnvPool's C++ calls with hub's semantic: ended envs reset with
+    ``_reset(ids)``/``_recv`` before the next step (no tensordict)."""
+    import envpool
+
+    pool = envpool.make_gymnasium(ENV_ID, num_envs=width, seed=seed)
+    slot = {key: i for i, key in enumerate(pool._state_keys)}
+    i_obs, i_done, i_id = slot["obs"], slot["done"], slot["info:env_id"]
+    send, recv, reset = pool._send, pool._recv, pool._reset
+    ids = np.arange(width, dtype=np.int32)
+    policy = mlp_policy(4, 2, seed)
+    reset(ids)
+    state = {"obs": recv()[i_obs]}
+
+    def step() -> None:
+        with torch.no_grad():
+            action = policy(torch.from_numpy(state["obs"])).argmax(-1).numpy().astype(np.int32)
+        send([ids, ids, action])
+        states = recv()
+        obs, done = states[i_obs], states[i_done]
+        if done.any():
+            reset(np.flatnonzero(done).astype(np.int32))
+            rows = recv()
+            obs = obs.copy()
+            obs[rows[i_id]] = rows[i_obs]
+        state["obs"] = obs
+
+    return step, pool.close
+
+
 def hub_generic_gymnasium(width: int, seed: int) -> tuple[Any, Any]:
     """hub's gymnasium loop forced onto the generic path (``step``, ``step_mdp``, ``reset``
     with ``"_reset"`` through gymnasium's ``reset_mask``)."""
@@ -217,12 +282,14 @@ def loops_for(backend: str, width: int, seed: int) -> dict[str, tuple[Any, Any]]
         return {
             "raw": build_loop("gymnasium", ENV_ID, width, seed),
             "hub": build_loop("hub-gymnasium", ENV_ID, width, seed),
+            "raw_hub_semantic": semantic_gymnasium(width, seed),
             "hub_generic": hub_generic_gymnasium(width, seed),
             "hub_categorical": hub_categorical(backend, width, seed),
             "floor": floor_gymnasium(width, seed),
         }
     return {
         "raw": build_loop("envpool", ENV_ID, width, seed),
+        "raw_hub_semantic": semantic_envpool(width, seed),
         "hub": build_loop("hub-envpool", ENV_ID, width, seed),
         "hub_categorical": hub_categorical(backend, width, seed),
         "floor": floor_envpool(width, seed),
@@ -290,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             results[f"{backend}/W={width}"] = cell
             for name, row in cell.items():
                 print(
-                    f"{backend:9s} W={width:<3d} {name:12s} {row['us_per_vector_step']:8.1f} us "
+                    f"{backend:9s} W={width:<3d} {name:16s} {row['us_per_vector_step']:8.1f} us "
                     f"{row['actions_per_s']:10.0f} act/s  x{row['ratio']:.2f} "
                     f"median x{row['ratio_median']:.2f} "
                     f"(rounds {row['ratio_min']:.2f}-{row['ratio_max']:.2f}) "
