@@ -69,7 +69,11 @@ def _discrete_reader(spec: TensorSpec, start: int, batched: bool) -> ActionReade
     if batched:
 
         def read_batch(value: torch.Tensor) -> np.ndarray:
-            index = value.byte().argmax(-1) if one_hot else value
+            if one_hot:  # a bool one-hot is viewed as bytes (argmax needs numbers), not copied
+                value = value.view(torch.uint8) if value.dtype == torch.bool else value
+                index = value.argmax(-1)
+            else:
+                index = value
             array = _numpy(index).astype(np.int64)
             return array + start if start else array
 
