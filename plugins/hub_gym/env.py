@@ -69,6 +69,8 @@ class GymWrapper(hub.GymLikeEnv):
         torch.Size([3])
     """
 
+    _seed_kwargs: dict[str, Any] = {}  # the next reset's seed: replaced, never mutated
+
     def __init__(
         self,
         env: Any = None,
@@ -239,11 +241,15 @@ class GymWrapper(hub.GymLikeEnv):
         if self._vector is not None:
             self._vector.seed(seed)
             return
-        self._compat.seed_env(self._env, seed)
+        # applied by the next reset: its first observation is the backend's reset(seed=seed)
+        self._seed_kwargs = self._compat.seed_reset_kwargs(self._env, seed)
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         if self._vector is not None:
             return self._vector.reset(tensordict, kwargs)
+        if self._seed_kwargs:
+            kwargs = {**self._seed_kwargs, **kwargs}
+            self._seed_kwargs = {}
         obs, info = self._compat.reset_output(self._compat.reset_env(self._env, kwargs))
         out = self.read_obs(obs)
         if self.from_pixels:
