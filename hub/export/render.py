@@ -5,7 +5,8 @@ A hub env renders when it has one of:
 * ``render_frames(tensordict=None)``: RGB frames with the env's batch dims first (the gym,
   EnvPool and dm_control plugins' envs);
 * a ``render(tensordict)`` method of its own (hub's built-in Pendulum), called once per
-  sub-env for batched envs.
+  sub-env for batched envs;
+* sub-envs that render, in a ``SerialEnv`` / ``ParallelEnv`` (called in each worker).
 
 An env that can switch rendering on after it was built has ``set_render_mode(mode)``; the
 exports call it, so ``render_mode="rgb_array"`` given to ``make_env``, to the export, or to
@@ -39,9 +40,14 @@ def _own(env: Any, name: str) -> bool:
     return callable(getattr(type(env), name, None))
 
 
+def _batched(env: Any) -> bool:
+    """A ``SerialEnv`` / ``ParallelEnv``: its sub-envs are reached through ``call``."""
+    return _own(env, "call") and "num_workers" in vars(env)
+
+
 def can_render(env: Any) -> bool:
     """Whether :func:`frames` can get frames from ``env``."""
-    return _own(env, "render_frames") or _own(env, "render")
+    return _own(env, "render_frames") or _own(env, "render") or _batched(env)
 
 
 def enable_rendering(env: Any, render_mode: str | None) -> None:
@@ -62,6 +68,11 @@ def enable_rendering(env: Any, render_mode: str | None) -> None:
         )
     if _own(env, "set_render_mode"):
         env.set_render_mode(render_mode)
+    elif _batched(env) and not _own(env, "render"):
+        try:
+            env.call("set_render_mode", render_mode)
+        except (AttributeError, HubError):
+            pass  # sub-envs without it (hub's built-ins) render as they are
 
 
 def _array(frame: Any) -> np.ndarray:
@@ -86,6 +97,14 @@ def frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
         flat = tensordict.reshape(-1)
         out = np.stack([_array(env.render(flat[i])) for i in range(flat.shape[0])])
         return out.reshape(batch + out.shape[1:])
+    if _batched(env):
+        try:
+            return np.stack([_array(f) for f in env.call("render_frames")])
+        except (AttributeError, HubError) as exc:
+            raise HubError(
+                f"the sub-envs of {type(env).__name__} cannot render ({exc}): their envs need "
+                "render_frames() (gym, gymnasium, dm_control envs have it)."
+            ) from exc
     raise HubError(
         f"{type(env).__name__} cannot render: it has neither render_frames() nor render()."
     )

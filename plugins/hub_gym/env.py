@@ -236,6 +236,22 @@ class GymWrapper(hub.GymLikeEnv):
         infos = [info0, info1]
         return [i for i in infos if i]
 
+    # ------------------------------------------------------------------ rendering
+    def set_render_mode(self, mode: str | None) -> None:
+        """Make ``render_frames`` give RGB frames (``mode="rgb_array"``) although the env was
+        made without ``render_mode``: the same as ``make(..., render_mode=mode)``."""
+        from hub_gym.compat.render import set_render_mode
+
+        set_render_mode(self._env, mode)
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """The current RGB frame (``[H, W, 3]``; ``[num_envs, H, W, 3]`` for vector envs)."""
+        from hub_gym.compat.render import vector_frames
+
+        env = self._env
+        frames = vector_frames(env) if self.is_vector else self._render(env)
+        return np.asarray(frames)
+
     # ------------------------------------------------------------------ the contract
     def _set_seed(self, seed: int | None) -> None:
         if self._vector is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import hub
 
-__all__ = ["pixel_make_kwargs", "render_frame"]
+__all__ = ["pixel_make_kwargs", "render_frame", "set_render_mode", "vector_frames"]
 
 
 @hub.implement_for("gymnasium")
@@ -62,3 +62,54 @@ def _(env: Any) -> Any:
 def _(env: Any) -> Any:
     """gym < 0.25: the mode is an argument of ``render``."""
     return env.render(mode="rgb_array")
+
+
+def _sub_envs(env: Any) -> list[Any]:
+    """The sub-envs of a vector env (``SyncVectorEnv``) or ``[env]`` for a single env."""
+    if hasattr(env, "num_envs") and hasattr(env, "single_action_space"):
+        subs = getattr(env, "envs", None)
+        if subs is None:
+            raise hub.errors.HubError(
+                f"{type(env).__name__} keeps its sub-envs in other processes: hub cannot switch "
+                "their rendering on. Make them with render_mode='rgb_array' "
+                "(hub.make_env(uri, num_envs=N, render_mode='rgb_array'))."
+            )
+        return list(subs)
+    return [env]
+
+
+def set_render_mode(env: Any, mode: str | None) -> None:
+    """Switch a gym/gymnasium env (or each sub-env of a vector env) to ``mode``.
+
+    The envs read ``render_mode`` when they render, so setting it on the unwrapped env is what
+    ``make(..., render_mode=mode)`` would have done.
+
+    Example:
+        >>> import gymnasium
+        >>> env = gymnasium.make("CartPole-v1")
+        >>> set_render_mode(env, "rgb_array"); _ = env.reset(seed=0)
+        >>> env.render().shape
+        (400, 600, 3)
+    """
+    if mode is None or getattr(env, "render_mode", None) == mode:
+        return
+    for sub in _sub_envs(env):
+        sub.unwrapped.render_mode = mode
+    if sub is not env:
+        try:
+            env.render_mode = mode
+        except AttributeError:  # a read-only property: it reads the sub-envs' mode
+            pass
+
+
+def vector_frames(env: Any) -> Any:
+    """One RGB frame per sub-env of a vector env, stacked."""
+    import numpy as np
+
+    frames = env.render()
+    if frames is None or any(f is None for f in frames):
+        raise hub.errors.HubError(
+            f"{type(env).__name__}.render() gave no frames: make the env with "
+            "render_mode='rgb_array'."
+        )
+    return np.stack([np.asarray(f) for f in frames])
