@@ -89,11 +89,20 @@ def make_buffer_writer(spec: TensorSpec, buffer: torch.Tensor) -> Callable[[Any]
     """
     if isinstance(spec, OneHot) and buffer.device.type == "cpu":
         view = buffer.numpy()
+        off = False if view.dtype == np.bool_ else 0
+        if view.ndim == 1:
+
+            def write_one(action: Any) -> None:
+                view[:] = off
+                view[int(action)] = True
+
+            return write_one
+        rows = view.reshape(-1, view.shape[-1])
+        arange = np.arange(rows.shape[0])
 
         def write_one_hot(action: Any) -> None:
-            view[...] = False if view.dtype == np.bool_ else 0
-            index = np.asarray(action, dtype=np.int64)
-            np.put_along_axis(view, index[..., None], True, axis=-1)
+            rows[:] = off
+            rows[arange, np.asarray(action, dtype=np.int64).reshape(-1)] = True
 
         return write_one_hot
     if isinstance(spec, MultiOneHot) or buffer.device.type != "cpu":

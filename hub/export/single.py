@@ -68,6 +68,11 @@ class HubGymnasiumEnv(gymnasium.Env):
             self._reward_view = self._stepper.numpy(self._stepper.reward_key)
             self._term_view = self._stepper.numpy("terminated")
             self._trunc_view = self._stepper.numpy("truncated")
+            self._flat_flags = (
+                self._reward_view.shape == (1,)
+                and self._term_view.shape == (1,)
+                and self._trunc_view.shape == (1,)
+            )
         else:
             from hub.export.codec import make_action_writer
 
@@ -99,6 +104,14 @@ class HubGymnasiumEnv(gymnasium.Env):
         if stepper.fast:
             self._write_action(action)
             stepper.step()
+            if self._flat_flags:  # one reward, one flag each: no reduction needed
+                return (
+                    self._read_obs(),
+                    float(self._reward_view[0]),
+                    bool(self._term_view[0]),
+                    bool(self._trunc_view[0]),
+                    {},
+                )
             return (
                 self._read_obs(),
                 float(self._reward_view.sum()),
