@@ -80,7 +80,7 @@ def _ppo_seconds(venv: Any, timesteps: int) -> float:
     from stable_baselines3 import PPO
 
     venv.seed(0)
-    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=256, n_epochs=4, seed=0, device="cpu")
+    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=4, seed=0, device="cpu")
     start = CLOCK()
     model.learn(total_timesteps=timesteps)
     elapsed = CLOCK() - start
