@@ -28,6 +28,7 @@ import hub
 
 gymnasium = pytest.importorskip("gymnasium")
 
+from hub.export.vector import export_autoreset_mode  # noqa: E402
 from tests.export.count_env import CountEnv  # noqa: E402
 
 needs_modes = pytest.mark.skipif(
@@ -234,6 +235,9 @@ def test_vector_export_with_several_observation_keys_gives_a_dict_space() -> Non
 
 
 @pytest.mark.skipif(importlib.util.find_spec("envpool") is None, reason="EnvPool is not installed")
+@pytest.mark.skipif(
+    export_autoreset_mode() != "next_step", reason="next-step autoreset: gymnasium >= 1.0"
+)
 def test_vector_export_of_envpool_has_real_episodes() -> None:
     env = hub.to_gymnasium(hub.make_env("envpool:CartPole-v1", num_envs=3))
     env.reset(seed=0)
