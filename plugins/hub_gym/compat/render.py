@@ -106,7 +106,9 @@ def vector_frames(env: Any) -> Any:
     """One RGB frame per sub-env of a vector env, stacked."""
     import numpy as np
 
-    frames = env.render()
+    # a SyncVectorEnv's sub-envs render one by one (vector envs have no render() before 1.0)
+    subs = getattr(env, "envs", None)
+    frames = [e.render() for e in subs] if subs is not None else env.render()
     if frames is None or any(f is None for f in frames):
         raise hub.errors.HubError(
             f"{type(env).__name__}.render() gave no frames: make the env with "
