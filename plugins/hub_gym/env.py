@@ -237,6 +237,13 @@ class GymWrapper(hub.GymLikeEnv):
         return [i for i in infos if i]
 
     # ------------------------------------------------------------------ rendering
+    @property
+    def render_mode(self) -> str | None:
+        """The wrapped env's render mode (its sub-envs' for a vector env)."""
+        from hub_gym.compat.render import render_mode_of
+
+        return render_mode_of(self.__dict__.get("_env"))
+
     def set_render_mode(self, mode: str | None) -> None:
         """Make ``render_frames`` give RGB frames (``mode="rgb_array"``) although the env was
         made without ``render_mode``: the same as ``make(..., render_mode=mode)``."""

@@ -19,7 +19,13 @@ from typing import Any
 
 import hub
 
-__all__ = ["pixel_make_kwargs", "render_frame", "set_render_mode", "vector_frames"]
+__all__ = [
+    "pixel_make_kwargs",
+    "render_frame",
+    "render_mode_of",
+    "set_render_mode",
+    "vector_frames",
+]
 
 
 @hub.implement_for("gymnasium")
@@ -76,6 +82,22 @@ def _sub_envs(env: Any) -> list[Any]:
             )
         return list(subs)
     return [env]
+
+
+def render_mode_of(env: Any) -> str | None:
+    """The render mode of an env, or of a vector env's sub-envs (gymnasium's vector envs have
+    no ``render_mode`` of their own before 1.0).
+
+    Example:
+        >>> import gymnasium
+        >>> render_mode_of(gymnasium.make("CartPole-v1", render_mode="rgb_array"))
+        'rgb_array'
+    """
+    mode = getattr(env, "render_mode", None)
+    subs = getattr(env, "envs", None)
+    if mode is None and subs:
+        mode = getattr(subs[0], "render_mode", None)
+    return mode if isinstance(mode, str) else None
 
 
 def set_render_mode(env: Any, mode: str | None) -> None:
