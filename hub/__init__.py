@@ -63,6 +63,8 @@ _LAZY: dict[str, str] = {
     "convert_spec": "hub.registry",
     # export to other APIs
     "to_gymnasium": "hub.export",
+    "to_sb3": "hub.export",
+    "to_torchrl": "hub.export",
 }
 
 __all__ = sorted(_LAZY)
@@ -103,7 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         step_mdp,
         terminated_or_truncated,
     )
-    from hub.export import to_gymnasium
+    from hub.export import to_gymnasium, to_sb3, to_torchrl
     from hub.plugins import BatchingStrategy, Namespace, PluginInfo, SpecConversion, hookimpl
     from hub.registry import (
         convert_spec,

@@ -906,7 +906,9 @@ class EnvBase(metaclass=_EnvMeta):
             max_steps: the number of steps at most.
             policy: reads a tensordict and writes the action (default: random actions).
             callback: called as ``callback(env, data)`` after each step.
-            auto_reset: reset first (``True``) or start from ``tensordict``.
+            auto_reset: reset first (``True``) or start from ``tensordict``; the sub-envs
+                whose ``done`` flags are set in ``tensordict`` are reset then (a rollout
+                continued from ``hub.step_mdp(previous[..., -1])`` goes on as one piece).
             break_when_any_done: stop at the first step where any sub-env is done.
             break_when_all_done: stop once every sub-env is done; done sub-envs are skipped
                 (through ``"_step"``) until then. When both are ``False``, ended episodes are

@@ -203,7 +203,10 @@ def run_rollout(
         elif tensordict is None:
             raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
         else:
+            # a rollout continued from step_mdp(previous[..., -1]): the sub-envs whose episode
+            # ended there start a new one first (as TorchRL's rollout does)
             td = tensordict
+            env._reset_finished(td)
         if out is not None:
             _unalias(td, out)
         env._keys()

@@ -18,7 +18,13 @@ from tensordict import TensorDictBase
 
 from hub.specs import Categorical, Composite, MultiOneHot, OneHot, TensorSpec
 
-__all__ = ["to_numpy", "make_obs_reader", "make_action_writer"]
+__all__ = [
+    "to_numpy",
+    "make_obs_reader",
+    "make_action_writer",
+    "make_buffer_writer",
+    "default_observation_keys",
+]
 
 
 def to_numpy(value: torch.Tensor, spec: TensorSpec, batched: bool = False) -> Any:
@@ -68,6 +74,72 @@ def make_action_writer(spec: TensorSpec) -> Callable[[Any], torch.Tensor]:
         return spec.encode(np.asarray(action, dtype=dtype))
 
     return write_array
+
+
+def make_buffer_writer(spec: TensorSpec, buffer: torch.Tensor) -> Callable[[Any], None]:
+    """A function that writes a gymnasium action (int, array) into ``buffer``, the hub action
+    tensor of ``spec`` (through a numpy view when the buffer allows one: about 1 us).
+
+    Example:
+        >>> from hub.specs import Categorical
+        >>> buffer = torch.zeros((), dtype=torch.int64)
+        >>> make_buffer_writer(Categorical(3), buffer)(2)
+        >>> int(buffer)
+        2
+    """
+    if isinstance(spec, OneHot) and buffer.device.type == "cpu":
+        view = buffer.numpy()
+        off = False if view.dtype == np.bool_ else 0
+        if view.ndim == 1:
+
+            def write_one(action: Any) -> None:
+                view[:] = off
+                view[int(action)] = True
+
+            return write_one
+        rows = view.reshape(-1, view.shape[-1])
+        arange = np.arange(rows.shape[0])
+
+        def write_one_hot(action: Any) -> None:
+            rows[:] = off
+            rows[arange, np.asarray(action, dtype=np.int64).reshape(-1)] = True
+
+        return write_one_hot
+    if isinstance(spec, MultiOneHot) or buffer.device.type != "cpu":
+        encode = make_action_writer(spec)
+
+        def write_encoded(action: Any) -> None:
+            buffer.copy_(encode(action))
+
+        return write_encoded
+    view = buffer.numpy()
+    shape = view.shape
+
+    def write_array(action: Any) -> None:
+        if type(action) is np.ndarray and action.shape == shape:
+            np.copyto(view, action, casting="unsafe")
+        else:
+            view[...] = np.asarray(action).reshape(shape)
+
+    return write_array
+
+
+def default_observation_keys(env: Any) -> list[Any]:
+    """The observation entries an export shows a policy by default: ``"observation"`` alone
+    when the env has it (hub's own envs keep their internal state, e.g. Pendulum's ``th``,
+    ``thdot`` and ``step_count``, next to it), else ``"pixels"`` alone when present, else every
+    observation entry.
+
+    Example:
+        >>> import hub
+        >>> default_observation_keys(hub.make_env("hub:Pendulum"))
+        ['observation']
+    """
+    keys = list(env.observation_keys)
+    for name in ("observation", "pixels"):
+        if name in keys:
+            return [name]
+    return keys
 
 
 def _name(key: Any) -> str:

@@ -1,10 +1,8 @@
 """``to_gymnasium``: any hub env as a ``gymnasium.Env`` or ``gymnasium.vector.VectorEnv``.
 
 A hub env with batch size ``[]`` becomes a ``gymnasium.Env``; one with batch size ``[N]`` a
-``gymnasium.vector.VectorEnv`` of ``N`` sub-envs that resets finished sub-envs itself, in the
-autoreset mode of the installed gymnasium: ``SAME_STEP`` on gymnasium >= 1.1 (declared in
-``metadata["autoreset_mode"]``; the true last observation in ``info["final_obs"]``), next-step
-on gymnasium 1.0, same-step with ``info["final_observation"]`` before 1.0.
+``gymnasium.vector.VectorEnv`` of ``N`` sub-envs that resets finished sub-envs itself in
+gymnasium's autoreset mode of choice (``NEXT_STEP`` by default; see :mod:`hub.export.vector`).
 
 Example:
     >>> import hub
@@ -20,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hub.errors import HubError, MissingDependencyError
+from hub.export.codec import default_observation_keys
 
 __all__ = ["to_gymnasium"]
 
@@ -29,15 +28,22 @@ def to_gymnasium(
     *,
     observation_keys: Sequence[Any] | None = None,
     render_mode: str | None = None,
+    autoreset_mode: Any = None,
 ) -> Any:
     """Export ``env`` for code written against the gymnasium API (Stable-Baselines3, CleanRL...).
 
     Args:
         env: a hub env with batch size ``[]`` or ``[N]`` and one action entry.
-        observation_keys: the observation entries to expose (default: all of them). One key
-            gives its space directly (a ``Box``, ``Discrete``...), several a ``Dict`` space.
-        render_mode: passed through as the exported env's ``render_mode`` (hub envs with a
-            ``render`` method give frames in ``"rgb_array"`` mode).
+        observation_keys: the observation entries to expose. One key gives its space directly
+            (a ``Box``, ``Discrete``...), several a ``Dict`` space. By default ``"observation"``
+            alone when the env has it (hub's own envs keep internal state such as Pendulum's
+            ``th``/``thdot``/``step_count`` beside it), else ``"pixels"`` alone, else every
+            observation entry (see :func:`hub.export.codec.default_observation_keys`).
+        render_mode: ``"rgb_array"`` makes ``render()`` return frames; the same as giving it
+            to ``make_env`` (the hub env is switched to it where it can be).
+        autoreset_mode: for batched envs, gymnasium's ``AutoresetMode`` (``NEXT_STEP`` by
+            default, as gymnasium's vector envs; ``SAME_STEP``, ``DISABLED``), see
+            :mod:`hub.export.vector`.
 
     Returns:
         a ``gymnasium.Env`` (batch size ``[]``) or ``gymnasium.vector.VectorEnv`` (``[N]``).
@@ -61,7 +67,7 @@ def to_gymnasium(
         raise HubError(
             f"to_gymnasium exports envs with one action entry; this one has {env.action_keys}."
         )
-    keys = list(env.observation_keys if observation_keys is None else observation_keys)
+    keys = list(default_observation_keys(env) if observation_keys is None else observation_keys)
     missing = [k for k in keys if k not in env.observation_keys]
     if missing or not keys:
         raise HubError(
@@ -70,13 +76,15 @@ def to_gymnasium(
         )
     batch = tuple(env.batch_size)
     if batch == ():
+        if autoreset_mode is not None:
+            raise HubError("autoreset_mode applies to batched envs (batch size [N]) only.")
         from hub.export.single import HubGymnasiumEnv
 
         return HubGymnasiumEnv(env, keys, render_mode=render_mode)
     if len(batch) == 1:
         from hub.export.vector import HubVectorEnv
 
-        return HubVectorEnv(env, keys, render_mode=render_mode)
+        return HubVectorEnv(env, keys, render_mode=render_mode, autoreset_mode=autoreset_mode)
     raise HubError(
         f"to_gymnasium exports envs of batch size [] or [N]; this one has {list(batch)}. "
         "Flatten the batch dims first."

@@ -16,8 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from hub.export.codec import make_action_writer, make_obs_reader
+from hub.export import render as _render
+from hub.export.codec import make_buffer_writer, make_obs_reader
 from hub.export.spaces import spec_to_space
+from hub.export.stepper import Stepper
+from hub.specs import Bounded, Unbounded
 
 # loaded on demand: only to_gymnasium imports this module
 gymnasium = importlib.import_module("gymnasium")
@@ -29,13 +32,17 @@ class HubGymnasiumEnv(gymnasium.Env):
     """A ``gymnasium.Env`` that runs a hub env (made by :func:`hub.to_gymnasium`).
 
     ``step`` returns the hub env's true last observation when an episode ends; as gymnasium
-    asks, the caller then calls ``reset``.
+    asks, the caller then calls ``reset``. ``reset(seed=s)`` seeds the hub env with ``s``
+    (``set_seed``) and starts an episode: the same first observation as the backend's own
+    ``reset(seed=s)`` for the gym/gymnasium, EnvPool and dm_control namespaces.
     """
 
-    metadata = {"render_modes": ["rgb_array"]}
+    metadata = {"render_modes": list(_render.RENDER_MODES)}
 
     def __init__(self, env: Any, keys: Sequence[Any], render_mode: str | None = None) -> None:
         self.hub_env = env
+        render_mode = render_mode or _hub_render_mode(env)
+        _render.enable_rendering(env, render_mode)
         self.render_mode = render_mode
         spec = env.full_observation_spec
         self._keys = list(keys)
@@ -45,13 +52,38 @@ class HubGymnasiumEnv(gymnasium.Env):
             self.observation_space = gymnasium.spaces.Dict(
                 {_name(k): spec_to_space(spec[k]) for k in self._keys}
             )
-        self._action_key = env.action_keys[0]
-        action_spec = env.full_action_spec[self._action_key]
+        self._stepper = Stepper(env)
+        action_spec = env.full_action_spec[self._stepper.action_key]
         self.action_space = spec_to_space(action_spec)
-        self._read_obs = make_obs_reader(spec, self._keys, batched=False)
-        self._write_action = make_action_writer(action_spec)
-        self._reward_key = env.reward_keys[0]
-        self._td: Any = None
+        self._read_td = make_obs_reader(spec, self._keys, batched=False)
+        self._read_obs = self._read_td_current
+        single = len(self._keys) == 1 and isinstance(spec[self._keys[0]], (Bounded, Unbounded))
+        if self._stepper.fast:
+            self._write_action = make_buffer_writer(
+                action_spec, self._stepper.td.get(self._stepper.action_key)
+            )
+            if single:
+                self._obs_view = self._stepper.numpy(self._keys[0])
+                self._read_obs = self._obs_view_copy
+            self._reward_view = self._stepper.numpy(self._stepper.reward_key)
+            self._term_view = self._stepper.numpy("terminated")
+            self._trunc_view = self._stepper.numpy("truncated")
+            self._flat_flags = (
+                self._reward_view.shape == (1,)
+                and self._term_view.shape == (1,)
+                and self._trunc_view.shape == (1,)
+            )
+        else:
+            from hub.export.codec import make_action_writer
+
+            self._encode_action = make_action_writer(action_spec)
+        self._started = False
+
+    def _read_td_current(self) -> Any:
+        return self._read_td(self._stepper.td)
+
+    def _obs_view_copy(self) -> np.ndarray:
+        return self._obs_view.copy()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -59,35 +91,60 @@ class HubGymnasiumEnv(gymnasium.Env):
         """Start an episode (seeding the hub env first when ``seed`` is given)."""
         super().reset(seed=seed)
         if seed is not None:
-            self.hub_env.set_seed(seed)
-        self._td = self.hub_env.reset()
-        return self._read_obs(self._td), {}
+            self.hub_env.set_seed(int(seed))
+        self._stepper.reset(**({"options": options} if options else {}))
+        self._started = True
+        return self._read_obs(), {}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Apply ``action``; returns ``(obs, reward, terminated, truncated, info)``."""
-        if self._td is None:
+        if not self._started:
             raise gymnasium.error.ResetNeeded("call reset() before step().")
-        td = self._td
-        td.set(self._action_key, self._write_action(action))
-        td = self.hub_env.step(td)
-        nxt = td.get("next")
-        obs = self._read_obs(nxt)
-        reward = float(nxt.get(self._reward_key).sum())
-        terminated = bool(nxt.get("terminated").any())
-        truncated = bool(nxt.get("truncated").any())
-        self._td = self.hub_env.step_mdp(td)
-        return obs, reward, terminated, truncated, {}
+        stepper = self._stepper
+        if stepper.fast:
+            self._write_action(action)
+            stepper.step()
+            if self._flat_flags:  # one reward, one flag each: no reduction needed
+                return (
+                    self._read_obs(),
+                    float(self._reward_view[0]),
+                    bool(self._term_view[0]),
+                    bool(self._trunc_view[0]),
+                    {},
+                )
+            return (
+                self._read_obs(),
+                float(self._reward_view.sum()),
+                bool(self._term_view.any()),
+                bool(self._trunc_view.any()),
+                {},
+            )
+        stepper.td.set(stepper.action_key, self._encode_action(action))
+        nxt = stepper.step()
+        obs = self._read_td(nxt)
+        return (
+            obs,
+            float(nxt.get(stepper.reward_key).sum()),
+            bool(nxt.get("terminated").any()),
+            bool(nxt.get("truncated").any()),
+            {},
+        )
 
     def render(self) -> Any:
-        """A frame from the hub env's ``render`` (``render_mode="rgb_array"``), else ``None``."""
-        if self.render_mode != "rgb_array" or not hasattr(self.hub_env, "render"):
+        """The current RGB frame (``render_mode="rgb_array"``), ``None`` without a mode."""
+        if self.render_mode is None:
             return None
-        frame = self.hub_env.render(self._td)
-        return np.asarray(frame.cpu() if hasattr(frame, "cpu") else frame)
+        return _render.frames(self.hub_env, self._stepper.td)
 
     def close(self) -> None:
         """Close the hub env."""
         self.hub_env.close()
+
+
+def _hub_render_mode(env: Any) -> str | None:
+    """The render mode the hub env was made with (``make_env(..., render_mode=...)``)."""
+    mode = getattr(env, "render_mode", None)
+    return mode if isinstance(mode, str) else None
 
 
 def _name(key: Any) -> str:

@@ -49,6 +49,7 @@ def make_env(
     device: Any = None,
     transforms: Any = None,
     checks: bool | None = None,
+    torchrl: bool = False,
     **kwargs: Any,
 ) -> Any:
     """Build the env named by ``uri`` (``"namespace:id"`` or a bare id).
@@ -66,6 +67,8 @@ def make_env(
         transforms: a list of transforms, wrapped as ``TransformedEnv(env, Compose(*transforms))``,
             or one transform (a ``Compose`` too), wrapped as ``TransformedEnv(env, transform)``.
         checks: sets ``env.checks`` (per-step checks of actions and outputs against the specs).
+        torchrl: return the env as a TorchRL ``EnvBase`` (:func:`hub.to_torchrl`; needs
+            ``pip install "hub[torchrl]"``), for TorchRL's collectors, transforms and checks.
         **kwargs: passed to the namespace's ``make``.
 
     Raises:
@@ -102,6 +105,10 @@ def make_env(
         env.set_seed(seed)
     if transforms is not None:
         env = _transformed(env, transforms)
+    if torchrl:
+        from hub.export import to_torchrl
+
+        env = to_torchrl(env)
     return env
 
 

@@ -94,8 +94,10 @@ class DMControlWrapper(hub.EnvWrapper):
         dtype: torch.dtype | None = DEFAULT_DTYPE,
         include_discount: bool = True,
         categorical_action_encoding: bool = False,
+        render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
+        self.set_render_mode(render_mode)
         if pixels_only and not from_pixels:
             raise ValueError("pixels_only=True needs from_pixels=True.")
         if isinstance(frame_skip, bool) or not isinstance(frame_skip, int) or frame_skip < 1:
@@ -223,6 +225,27 @@ class DMControlWrapper(hub.EnvWrapper):
 
     def _set_seed(self, seed: int | None) -> None:
         seed_env(self._env, seed)
+
+    # ------------------------------------------------------------------ rendering
+    def set_render_mode(self, mode: str | None) -> None:
+        """``"rgb_array"`` (or ``None``): MuJoCo renders on demand, nothing to switch on.
+        The frames of :meth:`render_frames` have this env's ``camera_id``, ``height``, ``width``."""
+        if mode not in (None, "rgb_array"):
+            raise hub.errors.HubError(
+                f"dm_control envs render RGB frames (render_mode='rgb_array'), not {mode!r}."
+            )
+        self.render_mode = mode
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """The current RGB frame, ``uint8 [height, width, 3]`` (see ``rendering`` for the
+        OpenGL backends; a :class:`RenderingUnavailableError` says what to install)."""
+        reader = self.__dict__.get("_render_reader")
+        if reader is None:
+            reader = make_frame_reader(
+                self._env.physics, height=self.height, width=self.width, camera_id=self.camera_id
+            )
+            self._render_reader = reader
+        return reader()
 
     def _close(self) -> None:
         env = self.__dict__.get("_env")

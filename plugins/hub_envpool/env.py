@@ -450,6 +450,39 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         self._ep_runner.detach()  # first: it may collect a reset still under way
         super()._close()
 
+    # ------------------------------------------------------------------ rendering
+    @property
+    def render_mode(self) -> str | None:
+        """The pool's render mode (``envpool.make(..., render_mode=...)``), else ``None``."""
+        return getattr(self.__dict__.get("_env"), "render_mode", None)
+
+    def set_render_mode(self, mode: str | None) -> None:
+        """A wrapped pool renders in the mode it was made with: anything else is an error."""
+        if mode is not None and self.render_mode != mode:
+            raise hub.errors.HubError(
+                f"this EnvPool pool was made with render_mode={self.render_mode!r} and cannot be "
+                f"switched to {mode!r}: make it with envpool.make(..., render_mode={mode!r}), or "
+                f"use hub.make_env('envpool:<task>', num_envs=N, render_mode={mode!r})."
+            )
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """One RGB frame per env, ``[num_workers, H, W, 3]`` (EnvPool >= 1.0)."""
+        pool = self._ep_pool()
+        render = getattr(pool, "render", None)
+        if render is None:
+            raise hub.errors.HubError(
+                "this EnvPool version cannot render (EnvPool >= 1.0 renders with "
+                "render_mode='rgb_array'); record a 'pixels' observation instead."
+            )
+        try:
+            frames = render(env_ids=np.arange(self.num_workers))
+        except RuntimeError as exc:
+            raise hub.errors.HubError(
+                f"EnvPool cannot render this pool ({exc}); make it with render_mode='rgb_array': "
+                "hub.make_env('envpool:<task>', num_envs=N, render_mode='rgb_array')."
+            ) from exc
+        return np.asarray(frames)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(num_workers={self.num_workers}, "
@@ -571,10 +604,26 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
             self._env = pool
         return self._env
 
+    @property
+    def render_mode(self) -> str | None:
+        """The render mode the pool is made with (``make_env(..., render_mode=...)``)."""
+        return self.create_env_kwargs.get("render_mode")
+
+    def set_render_mode(self, mode: str | None) -> None:
+        """Make the next pool with ``render_mode=mode`` (EnvPool fixes it when a pool is built:
+        a pool already built is rebuilt at the next ``reset``, as for ``set_seed``)."""
+        if mode is None or self.render_mode == mode:
+            return
+        self.create_env_kwargs["render_mode"] = mode
+        self._ep_drop_pool()
+
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
             return
         self.create_env_kwargs["seed"] = int(seed) % _INT32
+        self._ep_drop_pool()
+
+    def _ep_drop_pool(self) -> None:
         if self._env is not None:
             pool, self._env = self._env, None
             self._ep_runner.detach()

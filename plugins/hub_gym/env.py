@@ -69,6 +69,8 @@ class GymWrapper(hub.GymLikeEnv):
         torch.Size([3])
     """
 
+    _seed_kwargs: dict[str, Any] = {}  # the next reset's seed: replaced, never mutated
+
     def __init__(
         self,
         env: Any = None,
@@ -247,16 +249,43 @@ class GymWrapper(hub.GymLikeEnv):
         infos = [info0, info1]
         return [i for i in infos if i]
 
+    # ------------------------------------------------------------------ rendering
+    @property
+    def render_mode(self) -> str | None:
+        """The wrapped env's render mode (its sub-envs' for a vector env)."""
+        from hub_gym.compat.render import render_mode_of
+
+        return render_mode_of(self.__dict__.get("_env"))
+
+    def set_render_mode(self, mode: str | None) -> None:
+        """Make ``render_frames`` give RGB frames (``mode="rgb_array"``) although the env was
+        made without ``render_mode``: the same as ``make(..., render_mode=mode)``."""
+        from hub_gym.compat.render import set_render_mode
+
+        set_render_mode(self._env, mode)
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """The current RGB frame (``[H, W, 3]``; ``[num_envs, H, W, 3]`` for vector envs)."""
+        from hub_gym.compat.render import vector_frames
+
+        env = self._env
+        frames = vector_frames(env) if self.is_vector else self._render(env)
+        return np.asarray(frames)
+
     # ------------------------------------------------------------------ the contract
     def _set_seed(self, seed: int | None) -> None:
         if self._vector is not None:
             self._vector.seed(seed)
             return
-        self._compat.seed_env(self._env, seed)
+        # applied by the next reset: its first observation is the backend's reset(seed=seed)
+        self._seed_kwargs = self._compat.seed_reset_kwargs(self._env, seed)
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         if self._vector is not None:
             return self._vector.reset(tensordict, kwargs)
+        if self._seed_kwargs:
+            kwargs = {**self._seed_kwargs, **kwargs}
+            self._seed_kwargs = {}
         obs, info = self._compat.reset_output(self._compat.reset_env(self._env, kwargs))
         out = self.read_obs(obs)
         if self.from_pixels:
@@ -304,6 +333,7 @@ class GymWrapper(hub.GymLikeEnv):
         if (
             not self._vector_lean
             or vector.any_pending
+            or vector.seed_kwargs  # a seed waits for the next reset: the generic path applies it
             or self.info_dict_reader
             or not self._plain_step_ok(tensordict)
         ):

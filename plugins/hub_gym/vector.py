@@ -106,13 +106,13 @@ class VectorRunner:
             dtype = single_spec["observation"].dtype
             self.obs_dtype = torch.empty(0, dtype=dtype).numpy().dtype
             self.obs_shape = (self.n, *single_spec["observation"].shape)
+        self.seed_kwargs: dict[str, Any] = {}  # the next reset's seed (see seed())
 
     # ------------------------------------------------------------------ seeding and resets
     def seed(self, seed: int | None) -> None:
-        """Seed every sub-env (``seed``, ``seed + 1``, ...) and start new episodes."""
-        obs, _ = self.compat.reset_output(self.compat.seed_env(self.env, seed))
-        self._clear(np.ones(self.n, dtype=bool))
-        self.last = self.encode(obs)
+        """Seed every sub-env (``seed``, ``seed + 1``, ...) from the next reset on, which then
+        gives the raw vector env's ``reset(seed=seed)`` observations."""
+        self.seed_kwargs = self.compat.seed_reset_kwargs(self.env, seed)
 
     def _clear(self, mask: np.ndarray) -> None:
         self.pending[mask] = False
@@ -127,6 +127,10 @@ class VectorRunner:
             if flags is not None:
                 mask = flags.reshape(self.n).cpu().numpy()
         info: Any = {}
+        if self.seed_kwargs:  # a seed applies to a reset of every sub-env
+            kwargs = {**self.seed_kwargs, **kwargs}
+            self.seed_kwargs = {}
+            mask = None
         if mask is None or mask.all() or self.last is None:
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)

@@ -29,6 +29,7 @@ DISPATCHED: dict[str, Any] = {
     "reset_output": reset.reset_output,
     "step_output": step.step_output,
     "seed_env": seeding.seed_env,
+    "seed_reset_kwargs": seeding.seed_reset_kwargs,
     "pixel_make_kwargs": render.pixel_make_kwargs,
     "render_frame": render.render_frame,
     "default_make_kwargs": make.default_make_kwargs,
@@ -55,6 +56,7 @@ class Compat:
     reset_output: Callable[..., Any]
     step_output: Callable[..., Any]
     seed_env: Callable[..., Any]
+    seed_reset_kwargs: Callable[..., Any]
     pixel_make_kwargs: Callable[..., Any]
     render_frame: Callable[..., Any]
     default_make_kwargs: Callable[..., Any]

@@ -1,0 +1,111 @@
+"""``hub.to_sb3``: hub envs as Stable-Baselines3 ``VecEnv``s, used by SB3 itself."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import hub
+
+pytest.importorskip("stable_baselines3")
+gymnasium = pytest.importorskip("gymnasium")
+
+needs_envpool = pytest.mark.skipif(
+    importlib.util.find_spec("envpool") is None, reason="EnvPool is not installed"
+)
+
+
+def test_terminal_observations_in_infos() -> None:
+    venv = hub.to_sb3(hub.make_env("hub:Counting", num_envs=2, max_steps=3))
+    assert venv.reset().tolist() == [[0], [0]]
+    for _ in range(2):
+        obs, rewards, dones, infos = venv.step(np.ones(2, dtype=np.int64))
+        assert not dones.any() and infos == [{}, {}]
+    obs, rewards, dones, infos = venv.step(np.ones(2, dtype=np.int64))
+    assert dones.tolist() == [True, True] and rewards.tolist() == [1.0, 1.0]
+    assert obs.tolist() == [[0], [0]]  # the next episodes' first observations
+    assert [info["terminal_observation"].tolist() for info in infos] == [[3], [3]]
+    assert [info["TimeLimit.truncated"] for info in infos] == [False, False]
+
+
+def test_time_limit_truncation_is_reported() -> None:
+    venv = hub.to_sb3(hub.make_env("hub:Pendulum", max_steps=3))
+    venv.reset()
+    for _ in range(3):
+        obs, _, dones, infos = venv.step(np.zeros((1, 1), dtype=np.float32))
+    assert dones.tolist() == [True] and infos[0]["TimeLimit.truncated"] is True
+    assert infos[0]["terminal_observation"].shape == (3,) and obs.shape == (1, 3)
+
+
+def test_seeding_matches_dummy_vec_env() -> None:
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    raw = DummyVecEnv([lambda: gymnasium.make("CartPole-v1")] * 3)
+    raw.seed(11)
+    venv = hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=3))
+    assert venv.seed(11) == [11, 12, 13]
+    np.testing.assert_array_equal(venv.reset(), raw.reset())
+    # unseeded resets continue each sub-env's random stream, as in DummyVecEnv
+    np.testing.assert_array_equal(venv.reset(), raw.reset())
+
+
+def test_get_attr_set_attr_env_method() -> None:
+    venv = hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=3))
+    venv.reset()
+    assert len(venv.get_attr("spec")) == 3
+    assert venv.get_attr("render_mode") == [None, None, None]
+    venv.set_attr("custom", 5)
+    assert venv.get_attr("custom") == [5, 5, 5]
+    venv.set_attr("custom", 7, indices=[1])
+    assert venv.get_attr("custom", indices=[0, 1]) == [5, 7]
+    assert venv.env_method("get_wrapper_attr", "custom", indices=[2]) == [5]
+    assert venv.env_is_wrapped(gymnasium.Wrapper) == [False, False, False]
+    single = hub.to_sb3(hub.make_env("hub:Pendulum"))
+    assert single.get_attr("max_steps") == [200]
+    assert single.env_method("set_seed", 3) == [single.hub_env.set_seed(3)]
+
+
+def _learns(venv, timesteps: int) -> float:
+    """Mean length of the last 20 episodes after PPO trained on ``venv``."""
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small networks: threads only contend on a busy machine
+    try:
+        venv = VecMonitor(venv)
+        venv.seed(0)
+        model = PPO(
+            "MlpPolicy",
+            venv,
+            n_steps=32,
+            batch_size=256,
+            n_epochs=10,
+            learning_rate=3e-3,
+            gae_lambda=0.8,
+            gamma=0.98,
+            seed=0,
+            device="cpu",
+        )
+        model.learn(total_timesteps=timesteps)
+    finally:
+        torch.set_num_threads(threads)
+    lengths = [info["l"] for info in model.ep_info_buffer]
+    venv.close()
+    return float(np.mean(lengths[-20:]))
+
+
+@pytest.mark.slow
+def test_ppo_learns_cartpole_from_a_gymnasium_batch() -> None:
+    venv = hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=8))
+    assert _learns(venv, 10240) > 100  # random play lasts about 22 steps
+
+
+@pytest.mark.slow
+@needs_envpool
+def test_ppo_learns_cartpole_from_an_envpool_batch() -> None:
+    venv = hub.to_sb3(hub.make_env("envpool:CartPole-v1", num_envs=8))
+    assert _learns(venv, 16384) > 100
