@@ -94,6 +94,18 @@ class EpisodeTracker:
         """How many episodes have finished."""
         return len(self.returns)
 
+    @property
+    def running_returns(self) -> list[float]:
+        """The return of each env's episode so far (0 for an env whose episode just ended).
+
+        Example:
+            >>> t = EpisodeTracker(num_envs=2)
+            >>> _ = t.update(torch.tensor([0.5, 1.0]), torch.tensor([False, True]))
+            >>> t.running_returns
+            [0.5, 0.0]
+        """
+        return self._running.tolist()
+
     def update(self, reward: torch.Tensor, done: torch.Tensor) -> int:
         """Add one step's rewards (``[num_envs]``) and record the episodes that ``done`` ends.
 

@@ -165,42 +165,75 @@ class FrameSource:
         batch_size: Sequence[int],
         *,
         uri: str = "the env",
+        fallback: tuple[str, Callable[[Any], Any]] | None = None,
     ) -> None:
         self.kind = kind
         self._grab = grab_fn
         self._batch_size = tuple(batch_size)
         self._uri = uri
         self._checked = kind != "render()"
+        self._fallback = fallback
 
     def grab(self, data: Any) -> np.ndarray:
         """The frame of the first env, given the data the env just returned."""
-        image = self._grab(data)
-        if not self._checked:
-            self._check_render(image)
-        return to_rgb_frame(first_env(image, self._batch_size))
+        return self.grab_envs(data, [0])[0]
 
-    def _check_render(self, image: Any) -> None:
-        """On the first rendered image: is there one, and does it carry the batch dims?"""
+    def grab_envs(self, data: Any, env_ids: Sequence[int]) -> list[np.ndarray]:
+        """The frames of the envs ``env_ids`` (indices into the flattened batch); a source that
+        gives one image for the whole batch (a ``render()`` of one env) gives one frame."""
+        image = self._image(data)
+        if not self._batch_size:
+            return [to_rgb_frame(image)]
+        array = to_numpy(image)
+        flat = array.reshape(-1, *array.shape[len(self._batch_size) :])
+        return [to_rgb_frame(flat[i]) for i in env_ids]
+
+    def _image(self, data: Any) -> Any:
+        if self._checked:
+            return _as_array(self._grab(data))
+        try:
+            image = _as_array(self._grab(data))
+        except Exception as err:  # noqa: BLE001 - a render() that fails: use the observation
+            if self._fallback is None:
+                raise no_frames_error(self._uri, f"its render() failed ({err})") from err
+            image = None
+        return self._check_render(image, data)
+
+    def _check_render(self, image: Any, data: Any) -> Any:
+        """On the first rendered image: is there one, and does it carry the batch dims? An
+        image observation is taken instead when render() gives nothing, or one image for a
+        batch of envs."""
+        batched = image is not None and _is_batched(image, self._batch_size)
+        if self._fallback is not None and (image is None or (self._batch_size and not batched)):
+            self.kind, self._grab = self._fallback
+            self._checked = True
+            return self._grab(data)
         if image is None:
             raise no_frames_error(self._uri, "its render() returns nothing")
-        if not _is_batched(image, self._batch_size):
+        if not batched:
             self._batch_size = ()
         self._checked = True
+        return image
 
     @classmethod
     def for_env(cls, env: Any, uri: str, observation_spec: Any) -> FrameSource:
         """The frame source of ``env``, or a :class:`CliError` saying how to get frames.
 
-        In order: the ``"pixels"`` observation; else the first uint8 observation shaped like an
-        image or a stack of images (EnvPool's Atari ``"observation"``); else ``env.render()``.
+        ``env.render()`` when it gives an RGB image per env (or the one env's image); else the
+        ``"pixels"`` observation; else the first uint8 observation shaped like an image or a
+        stack of images (EnvPool's Atari ``"observation"``). The choice is made at the first
+        :meth:`grab`.
         """
         batch_size = tuple(env.batch_size)
         key = image_observation_key(observation_spec, len(batch_size))
+        observed = None
         if key is not None:
-            return cls(f"observation {key!r}", lambda data: data.get(key), batch_size, uri=uri)
+            observed = (f"observation {key!r}", lambda data: data.get(key))
         render = getattr(env, "render", None)
         if not callable(render):
-            raise no_frames_error(uri, "no render()")
+            if observed is None:
+                raise no_frames_error(uri, "no render()")
+            return cls(observed[0], observed[1], batch_size, uri=uri)
 
         def rendered(data: Any) -> Any:
             try:
@@ -208,7 +241,7 @@ class FrameSource:
             except NotImplementedError:
                 return None
 
-        return cls("render()", rendered, batch_size, uri=uri)
+        return cls("render()", rendered, batch_size, uri=uri, fallback=observed)
 
 
 def no_frames_error(uri: str, reason: str) -> CliError:
@@ -257,6 +290,13 @@ def _looks_like_image(shape: tuple[int, ...]) -> bool:
     return len(sides) == 2 and min(sides) >= MIN_SIDE
 
 
+def _as_array(image: Any) -> Any:
+    """A rendered tuple or list of frames (one per env: gymnasium's vector envs) as one array."""
+    if isinstance(image, (tuple, list)) and image and all(x is not None for x in image):
+        return np.stack([to_numpy(x) for x in image])
+    return image
+
+
 def _is_batched(frame: Any, batch_size: Sequence[int]) -> bool:
     """Whether a rendered frame carries the batch dims first (one image per env)."""
     if not batch_size:
@@ -275,18 +315,12 @@ def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> None:
         >>> out.exists()
         True
     """
-    import imageio.v3 as iio
+    from hub.cli.video_files import write_gif, write_mp4
 
     if not frames:
         raise CliError(f"no frame was recorded, so {str(path)!r} was not written.")
-    stack = np.stack(frames)
+    # frame by frame: a lazy sequence (hub.cli.recording) is never held whole in memory
     if path.suffix.lower() == ".gif":
-        iio.imwrite(path, stack, duration=1000.0 / fps, loop=0)
+        write_gif(path, frames, fps)
     else:
-        iio.imwrite(path, _even(stack), fps=fps)
-
-
-def _even(stack: np.ndarray) -> np.ndarray:
-    """Crop frames to even height and width (most MP4 encoders need it)."""
-    height, width = stack.shape[1] - stack.shape[1] % 2, stack.shape[2] - stack.shape[2] % 2
-    return stack[:, : max(height, 2), : max(width, 2)]
+        write_mp4(path, iter(frames), fps)

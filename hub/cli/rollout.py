@@ -39,7 +39,24 @@ INTERRUPTED_EXIT_CODE = 130
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     default=None,
     metavar="FILE",
-    help="Write the first env's frames to FILE (.gif or .mp4); frames stay in memory until the end.",
+    help="Write a video of the envs to FILE (.gif or .mp4): up to 8 envs tiled, each scaled "
+    "to at least 256 px, with the step and each env's running return. The env's rendered RGB "
+    "frames where it renders (e.g. -k render_mode=rgb_array), else its image observation.",
+)
+@click.option(
+    "--record-envs",
+    default=None,
+    metavar="N|I,J,..",
+    help="The envs to record: a count (the first N) or indices separated by commas "
+    "(default: the first 8).",
+)
+@click.option(
+    "--record-every",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="Record one step in K (a shorter, smaller file; the frames stay in memory until the end).",
 )
 @click.option(
     "--fps",
@@ -57,6 +74,8 @@ def rollout(
     kwargs: tuple[str, ...],
     steps: int,
     record: Path | None,
+    record_envs: str | None,
+    record_every: int,
     fps: float,
     as_json: bool,
 ) -> None:
@@ -70,6 +89,7 @@ def rollout(
       hub rollout hub:Pendulum
       hub rollout gymnasium:CartPole-v1 --num-envs 8 --batching parallel --steps 2000
       hub rollout dm_control:cartpole/swingup -k from_pixels=True --record cartpole.gif
+      hub rollout envpool:Pong-v5 -n 8 -k render_mode=rgb_array --record pong.gif --record-every 2
       hub rollout envpool:Pong-v5 -n 16 --json
     """
     from hub.cli.building import build_env, seed_everything
@@ -82,7 +102,10 @@ def rollout(
     show_progress = not as_json and is_tty(sys.stderr)
     env = build_env(uri, make_env_kwargs(num_envs, batching, seed, kwargs))
     try:
-        result = _run(env, uri, steps, record, show_progress)
+        recording = None
+        if record is not None:
+            recording = _recording(env, uri, record_envs, record_every)
+        result = _run(env, uri, steps, recording, show_progress)
         if record is not None and result.frames:
             from hub.cli.frames import write_video
 
@@ -98,18 +121,24 @@ def rollout(
         raise click.exceptions.Exit(INTERRUPTED_EXIT_CODE)
 
 
-def _run(env: Any, uri: str, steps: int, record: Path | None, show_progress: bool) -> Any:
-    """The rollout, with a frame source when recording and a progress bar when asked."""
+def _recording(env: Any, uri: str, record_envs: str | None, every: int) -> Any:
+    """What ``--record`` keeps: the chosen envs' frames, one step in ``every``."""
     from hub.cli.frames import FrameSource
+    from hub.cli.recording import TiledRecording, parse_record_envs
+
+    env_ids = parse_record_envs(record_envs, math.prod(env.batch_size))
+    source = FrameSource.for_env(env, uri, env.full_observation_spec)
+    return TiledRecording(source, env_ids, every=every, title=uri)
+
+
+def _run(env: Any, uri: str, steps: int, recording: Any, show_progress: bool) -> Any:
+    """The rollout, recording when asked, with a progress bar when asked."""
     from hub.cli.progress import rollout_progress
     from hub.cli.rollout_loop import run_rollout
 
-    frame_source = None
-    if record is not None:
-        frame_source = FrameSource.for_env(env, uri, env.full_observation_spec)
     num_envs = math.prod(env.batch_size)
     with rollout_progress(uri, steps, enabled=show_progress, num_envs=num_envs) as on_progress:
-        return run_rollout(env, steps, frame_source=frame_source, on_progress=on_progress)
+        return run_rollout(env, steps, recording=recording, on_progress=on_progress)
 
 
 def summarize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from hub.cli.episodes import EpisodeTracker, StepReader
-from hub.cli.frames import FrameSource
+from hub.cli.recording import TiledRecording
 
 # how often (seconds) the progress callback is called: often enough for a live bar, rarely
 # enough that the bar does not slow a fast env down
@@ -41,7 +41,7 @@ class RolloutResult:
     seconds: float
     tracker: EpisodeTracker
     interrupted: bool = False
-    frames: list[np.ndarray] = field(default_factory=list)
+    frames: Sequence[np.ndarray] = field(default_factory=list)
 
     @property
     def env_steps(self) -> int:
@@ -58,7 +58,7 @@ def run_rollout(
     env: Any,
     steps: int,
     *,
-    frame_source: FrameSource | None = None,
+    recording: TiledRecording | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> RolloutResult:
     """Reset ``env``, then run ``steps`` batch steps with random actions.
@@ -71,17 +71,17 @@ def run_rollout(
     Args:
         env: a hub env (any batch size).
         steps: the number of batch steps.
-        frame_source: where to take a frame of the first env after every step, if recording.
+        recording: where the envs' frames of the reset and of the steps go, if recording
+            (it keeps one step in ``recording.every``).
         on_progress: called as ``on_progress(steps_done, episodes)`` every
             :data:`PROGRESS_INTERVAL` seconds and at the end.
     """
     num_envs = math.prod(env.batch_size)
     reader = StepReader(env.reward_keys, env.done_keys, env.batch_size)
     tracker = EpisodeTracker(num_envs)
-    frames: list[np.ndarray] = []
     td = env.reset()
-    if frame_source is not None:
-        frames.append(frame_source.grab(td))
+    if recording is not None:
+        recording.add(0, td, tracker.running_returns)
     done_steps = 0
     interrupted = False
     start = last_report = time.perf_counter()
@@ -90,8 +90,8 @@ def run_rollout(
             for done_steps in range(1, steps + 1):  # noqa: B007 - read after the loop
                 data, td = env.step_and_maybe_reset(env.rand_action(td))
                 tracker.update(*reader(data))
-                if frame_source is not None:
-                    frames.append(frame_source.grab(data.get("next")))
+                if recording is not None:
+                    recording.add(done_steps, data.get("next"), tracker.running_returns)
                 if on_progress is not None:
                     now = time.perf_counter()
                     if now - last_report >= PROGRESS_INTERVAL:
@@ -103,4 +103,5 @@ def run_rollout(
     seconds = time.perf_counter() - start
     if on_progress is not None:
         on_progress(done_steps, tracker.episodes)
+    frames = recording if recording is not None else []
     return RolloutResult(num_envs, done_steps, seconds, tracker, interrupted, frames)

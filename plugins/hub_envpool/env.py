@@ -396,6 +396,37 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             "builds a new pool."
         )
 
+    def render(self, env_ids: Any = None) -> np.ndarray:
+        """RGB frames ``uint8 [n, H, W, 3]`` of the envs ``env_ids`` (default: every env; one
+        frame ``[H, W, 3]`` for an unbatched env), drawn by EnvPool's renderer (EnvPool >= 1.0).
+
+        The pool must be made to render: ``hub.make_env("envpool:Pong-v5", num_envs=8,
+        render_mode="rgb_array")`` (Atari frames are then the full 210 x 160 colour screen).
+
+        Example:
+            >>> env = hub.make_env("envpool:Pong-v5", num_envs=2, render_mode="rgb_array")
+            >>> _ = env.reset()
+            >>> env.render().shape
+            (2, 210, 160, 3)
+        """
+        pool = self._ep_pool()
+        if pool is None or not callable(getattr(pool, "render", None)):
+            raise hub.errors.HubError(
+                "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
+                "env (pip install -U envpool)."
+            )
+        ids = np.arange(self.num_workers) if env_ids is None else np.asarray(env_ids).reshape(-1)
+        try:
+            frames = pool.render(env_ids=ids.astype(np.int32))
+        except RuntimeError as err:
+            raise hub.errors.HubError(
+                f"EnvPool cannot render this pool ({err}). Make the env with "
+                'render_mode="rgb_array", e.g. hub.make_env("envpool:Pong-v5", num_envs=8, '
+                'render_mode="rgb_array") or `hub rollout ... -k render_mode=rgb_array`.'
+            ) from err
+        frames = np.asarray(frames)
+        return frames[0] if self.unbatched else frames
+
     # ------------------------------------------------------------------ async mode
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Async mode: send the actions of ``tensordict`` to the envs of its ``"env_id"`` entry.
