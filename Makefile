@@ -16,9 +16,10 @@ $(PY):
 venv: $(PY)
 	$(PIP) -e ".[all,test,ray]"
 
-## The main job: Pong in EnvPool through hub, 8 envs: a progress bar, a summary and pong.gif.
+## The main job: Pong in EnvPool through hub, 8 envs: a progress bar, a summary and pong.gif
+## (the 8 games tiled, in colour, with the step and each game's running return).
 demo: venv
-	$(VENV)/bin/hub rollout envpool:Pong-v5 --num-envs 8 --steps $(STEPS) --seed 0 --record pong.gif
+	$(VENV)/bin/hub rollout envpool:Pong-v5 --num-envs 8 --steps $(STEPS) --seed 0 -k render_mode=rgb_array --record pong.gif
 
 ## The same with the built-in pure-torch pendulum (no backend library).
 demo-pendulum: venv

@@ -1,0 +1,38 @@
+"""``MultiThreadedEnvWrapper.render``: EnvPool's RGB frames, one per env."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hub
+
+
+def test_render_gives_one_full_size_rgb_frame_per_env():
+    env = hub.make_env("envpool:Pong-v5", num_envs=3, seed=0, render_mode="rgb_array")
+    try:
+        env.reset()
+        frames = env.render()
+        assert frames.shape == (3, 210, 160, 3) and frames.dtype == np.uint8
+        assert env.render(env_ids=[2]).shape == (1, 210, 160, 3)
+    finally:
+        env.close()
+
+
+def test_render_of_an_unbatched_env_is_one_frame():
+    env = hub.make_env("envpool:Pong-v5", seed=0, render_mode="rgb_array")
+    try:
+        env.reset()
+        assert env.render().shape == (210, 160, 3)
+    finally:
+        env.close()
+
+
+def test_render_without_render_mode_says_what_to_pass():
+    env = hub.make_env("envpool:Pong-v5", num_envs=2, seed=0)
+    try:
+        env.reset()
+        with pytest.raises(hub.errors.HubError, match='render_mode="rgb_array"'):
+            env.render()
+    finally:
+        env.close()
