@@ -88,6 +88,7 @@ class EpisodeTracker:
     def __post_init__(self) -> None:
         self._running = torch.zeros(self.num_envs, dtype=torch.float64)
         self._steps = torch.zeros(self.num_envs, dtype=torch.int64)
+        self._ended: tuple[list[int], list[float]] | None = None  # at the last step
 
     @property
     def episodes(self) -> int:
@@ -96,15 +97,23 @@ class EpisodeTracker:
 
     @property
     def running_returns(self) -> list[float]:
-        """The return of each env's episode so far (0 for an env whose episode just ended).
+        """The return of each env's episode so far, including the last step (an env whose
+        episode ended at the last step shows that episode's return).
 
         Example:
             >>> t = EpisodeTracker(num_envs=2)
             >>> _ = t.update(torch.tensor([0.5, 1.0]), torch.tensor([False, True]))
             >>> t.running_returns
-            [0.5, 0.0]
+            [0.5, 1.0]
+            >>> _ = t.update(torch.tensor([0.5, 2.0]), torch.tensor([False, False]))
+            >>> t.running_returns
+            [1.0, 2.0]
         """
-        return self._running.tolist()
+        values = self._running.tolist()
+        if self._ended is not None:
+            for index, value in zip(*self._ended, strict=True):
+                values[index] = value
+        return values
 
     def update(self, reward: torch.Tensor, done: torch.Tensor) -> int:
         """Add one step's rewards (``[num_envs]``) and record the episodes that ``done`` ends.
@@ -115,8 +124,11 @@ class EpisodeTracker:
         self._steps += 1
         done = done.reshape(self.num_envs)
         if not bool(done.any()):
+            self._ended = None
             return 0
-        self.returns.extend(self._running[done].tolist())
+        finished = self._running[done].tolist()
+        self._ended = (done.nonzero().reshape(-1).tolist(), finished)
+        self.returns.extend(finished)
         self.lengths.extend(self._steps[done].tolist())
         self._running[done] = 0.0
         self._steps[done] = 0

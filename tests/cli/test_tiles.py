@@ -110,3 +110,25 @@ def test_mp4_is_readable(tmp_path):
 def test_writers_need_a_frame(tmp_path):
     with pytest.raises(ValueError, match="no frame"):
         write_gif(tmp_path / "x.gif", [], fps=10)
+
+
+def test_recording_keeps_the_running_returns_of_the_chosen_envs():
+    from types import SimpleNamespace
+
+    import torch
+
+    from hub.cli.episodes import EpisodeTracker
+    from hub.cli.frames import FrameSource
+    from hub.cli.recording import TiledRecording
+
+    frames = np.zeros((3, 8, 8, 3), np.uint8)
+    env = SimpleNamespace(batch_size=(3,), render=lambda: frames)
+    recording = TiledRecording(FrameSource.for_env(env, "fake:Env", None), [2, 0], every=2)
+    tracker = EpisodeTracker(3)
+    recording.add(0, None, tracker.running_returns)
+    for step in range(1, 5):
+        tracker.update(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([False, False, step == 4]))
+        recording.add(step, None, tracker.running_returns)
+    assert len(recording) == 3  # steps 0, 2, 4
+    assert recording._returns == [[0.0, 0.0], [6.0, 2.0], [12.0, 4.0]]  # env 2 ends at step 4
+    assert recording[2].shape == (BAR_HEIGHT + BAR_HEIGHT + 256, 2 * 256, 3)
