@@ -70,7 +70,8 @@ def test_hub_rollout_records_a_gif_of_pong(tmp_path):
     summary = json.loads(result.stdout)
     assert summary["env_steps"] == 80 and summary["record"] == str(out)
     frames = iio.imread(out, index=None)
-    assert frames.shape[1:] == (84, 84, 3) and frames.shape[0] > 2
+    # the two envs' 84 x 84 observations, scaled 4 times, side by side under caption bars
+    assert frames.shape[1:] == (24 + 24 + 336, 2 * 336, 3) and frames.shape[0] > 2
 
 
 def _modules() -> list[str]:
