@@ -34,6 +34,9 @@ $name = "$package.plugin"
 
 [tool.setuptools.packages.find]
 where = ["src"]
+
+[tool.ruff]
+line-length = 100
 """
 
 README = """\
@@ -111,7 +114,9 @@ def list_envs() -> list[str]:
 @hub.hookimpl
 def hub_namespaces() -> list[hub.Namespace]:
     """The '$name' namespace."""
-    return [hub.Namespace("$name", make=make, list_envs=list_envs, description="$dist envs")]
+    return [
+        hub.Namespace("$name", make=make, list_envs=list_envs, description="a $dist env")
+    ]
 '''
 
 ENVS = '''\
@@ -129,11 +134,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-from tensordict import TensorDict
-
 import hub
+import torch
 from hub.specs import Bounded, Categorical, Composite, Unbounded
+from tensordict import TensorDict
 
 
 class $class_name(hub.EnvBase):
@@ -170,8 +174,12 @@ class $class_name(hub.EnvBase):
         self.steps = 0
         false = torch.zeros(1, dtype=torch.bool)
         return TensorDict(
-            {"position": self.position.clone(), "done": false, "terminated": false.clone(),
-             "truncated": false.clone()},
+            {
+                "position": self.position.clone(),
+                "done": false,
+                "terminated": false.clone(),
+                "truncated": false.clone(),
+            },
             batch_size=(),
         )
 
@@ -203,18 +211,17 @@ class $class_name(hub.EnvBase):
 '''
 
 TESTS = '''\
-"""Tests of $dist, run against the installed distribution (``pip install -e ".[test]"``).
+"""Tests of $dist, against the installed distribution (``pip install -e ".[test]"``).
 
-``test_conformance`` runs hub's conformance kit (``hub.testing``, a pytest plugin that comes
-with hub): one test per check, over every env the '$name' namespace lists.
+``test_conformance`` runs hub's conformance kit (``hub.testing``, a pytest plugin that
+comes with hub): one test per check, over every env the '$name' namespace lists.
 """
 
 from __future__ import annotations
 
+import hub
 import pytest
 import torch
-
-import hub
 
 
 @pytest.mark.hub_conformance("$name")
