@@ -52,6 +52,6 @@ def new_plugin(name: str, directory: str, force: bool, as_json: bool) -> None:
     for file in files:
         click.echo(f"  {file}")
     click.echo(
-        f"Next: cd {root} && pip install -e \".[test]\" && pytest\n"
+        f'Next: cd {root} && pip install -e ".[test]" && pytest\n'
         f"Then replace the walk in src/{fields['package']}/envs.py with your simulator."
     )

@@ -1,4 +1,4 @@
-'''The files ``hub new-plugin NAME`` writes, as ``string.Template`` texts (``$name`` fields).
+"""The files ``hub new-plugin NAME`` writes, as ``string.Template`` texts (``$name`` fields).
 
 Fields: ``name`` (the entry-point name and namespace), ``dist`` (``hub-plugin-<name>``),
 ``package`` (``hub_plugin_<name>``), ``class_name`` (the env class), ``env_id`` (its id).
@@ -7,7 +7,7 @@ Example:
     >>> from string import Template
     >>> sorted(TEMPLATES)[:2]
     ['README.md', 'pyproject.toml']
-'''
+"""
 
 from __future__ import annotations
 

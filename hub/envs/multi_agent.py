@@ -244,7 +244,9 @@ def stack_agents(
     present = [values[agent] for agent in agents if agent in values]
     if not present:
         raise ValueError(f"none of the agents {list(agents)} has a value (got {list(values)})")
-    template = torch.as_tensor(np.asarray(present[0]) if not torch.is_tensor(present[0]) else present[0])
+    template = torch.as_tensor(
+        np.asarray(present[0]) if not torch.is_tensor(present[0]) else present[0]
+    )
     parts = []
     for agent in agents:
         if agent in values:

@@ -63,7 +63,9 @@ def test_it_installs_and_passes_its_own_tests(demo, tmp_path):
     built = _run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(demo)])
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = wheels.glob("hub_plugin_demo-0.1.0-*.whl")
-    installed = _run([*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)])
+    installed = _run(
+        [*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)]
+    )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUB_")}
     env["PYTHONPATH"] = os.pathsep.join([str(site), *(p for p in sys.path if p)])

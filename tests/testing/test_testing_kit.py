@@ -94,8 +94,7 @@ def test_specs_that_lie_are_caught(plugin_dist):
 
 def test_a_dispatched_function_without_implementation_is_caught(plugin_dist):
     source = GOOD + (
-        '\n@hub.implement_for("packaging", None, "1.0")\n'
-        "def old_packaging_only():\n    return 1\n"
+        '\n@hub.implement_for("packaging", None, "1.0")\ndef old_packaging_only():\n    return 1\n'
     )
     plugin_dist("hub-plugin-stale", "hub_plugin_stale", source)
     message = _failure("hub_plugin_stale", ["dispatch"])
@@ -111,7 +110,9 @@ def test_a_listing_that_raises_names_the_plugin(plugin_dist):
 
 
 def test_a_plugin_that_fails_to_load_is_reported(plugin_dist):
-    plugin_dist("hub-plugin-typo", "hub_plugin_typo", GOOD.replace("hub_namespaces", "hub_namespace"))
+    plugin_dist(
+        "hub-plugin-typo", "hub_plugin_typo", GOOD.replace("hub_namespaces", "hub_namespace")
+    )
     with pytest.raises(ConformanceError, match=r"hub_plugin_typo.*\[strict load\]"):
         check_plugin("hub_plugin_typo", envs=[], checks=["strict_load"])
 

@@ -79,3 +79,16 @@ def test_the_version_dispatched_functions_resolve():
 
     for function in (compat.parallel_ids, compat.make_parallel, compat.mpe_package):
         assert callable(function.resolve())
+
+
+def test_the_implementations_for_older_pettingzoo_find_and_build_envs_here():
+    # PettingZoo < 1.27 has no registry: ids come from the env modules' files and envs from
+    # their parallel_env. Those files are still shipped, so both paths run on any version.
+    from hub_plugin_pettingzoo import compat
+
+    (older_ids,) = [i.function for i in compat.parallel_ids.implementations if i.range == "<1.27"]
+    (older_make,) = [i.function for i in compat.make_parallel.implementations if i.range == "<1.27"]
+    assert {"classic/rps-v2", "sisl/pursuit-v5"} <= set(older_ids())
+    env = older_make("classic/rps-v2")
+    assert env.possible_agents == ["player_0", "player_1"]
+    env.close()
