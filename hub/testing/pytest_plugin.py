@@ -5,7 +5,8 @@ forbidden=None)`` and two fixtures:
 
 * ``hub_conformance_case``: a test that asks for it and carries the marker runs once per
   conformance case (``strict_load``, ``lazy_import``, ``dispatch``, then each env check for each
-  env); ``hub_conformance_case.run()`` runs it and returns what it measured;
+  env); ``hub_conformance_case.run()`` runs it, returns what it measured and records it in the
+  test's ``user_properties``;
 * ``hub_conformance``: ``check_plugin`` itself, for one test that runs every case; what each
   case measured (load times...) goes to the test's ``user_properties``.
 
@@ -59,7 +60,28 @@ def hub_conformance_case(request: pytest.FixtureRequest) -> Any:
             f"@pytest.mark.{MARKER}('your-plugin') marker naming the plugin to check",
             pytrace=False,
         )
-    return request.param
+    return _RecordedCase(request.param, request.node)
+
+
+class _RecordedCase:
+    """A case whose ``run()`` records what it measured (load times...) in the test's
+    ``user_properties`` (shown by ``--junitxml`` and reporting plugins)."""
+
+    def __init__(self, case: Any, node: Any) -> None:
+        self.case = case
+        self._node = node
+
+    def run(self) -> Any:
+        measured = self.case.run()
+        if measured is not None:
+            self._node.user_properties.append((self.case.id, measured))
+        return measured
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.case, name)
+
+    def __repr__(self) -> str:
+        return repr(self.case)
 
 
 @pytest.fixture

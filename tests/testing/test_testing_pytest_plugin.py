@@ -44,6 +44,7 @@ def test_case_without_marker(hub_conformance_case):
 def test_the_marker_makes_one_test_per_case(tmp_path):
     (tmp_path / "test_kit.py").write_text(textwrap.dedent(TESTS))
     command = [sys.executable, "-m", "pytest", "-p", MODULE, "-p", "no:cacheprovider", "-v"]
+    command.append(f"--junitxml={tmp_path / 'report.xml'}")
     result = subprocess.run(
         [*command, str(tmp_path / "test_kit.py")],
         capture_output=True,
@@ -56,3 +57,4 @@ def test_the_marker_makes_one_test_per_case(tmp_path):
         assert f"test_conformance[{case}] PASSED" in out, out
     assert "test_whole_plugin PASSED" in out, out
     assert "has no @pytest.mark.hub_conformance('your-plugin') marker" in out + result.stderr
+    assert '<property name="strict_load"' in (tmp_path / "report.xml").read_text()  # measured

@@ -75,9 +75,9 @@ class MultiAgentCountingEnv(EnvBase):
         self.full_observation_spec = grouped("observation")
         self.full_action_spec = grouped("action")
         self.full_reward_spec = grouped("reward")
-        done = grouped("done")
-        done["done"] = Categorical(2, shape=bs + (1,), dtype=torch.bool)
-        self.full_done_spec = done
+        groups = grouped("done")
+        root = {"done": Categorical(2, shape=bs + (1,), dtype=torch.bool)}
+        self.full_done_spec = Composite({**root, **{g: groups[g] for g in groups.keys()}}, shape=bs)
         self.count = torch.zeros(agent_shape, dtype=torch.int64)
 
     def _reset_mask(self, tensordict: TensorDictBase | None) -> torch.Tensor | None:
