@@ -48,7 +48,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from hub.testing.cases import conformance_cases
 
     cases = conformance_cases(*marker.args, **marker.kwargs)
-    metafunc.parametrize("hub_conformance_case", cases, ids=[case.id for case in cases])
+    ids = [case.id for case in cases]
+    metafunc.parametrize("hub_conformance_case", cases, ids=ids, indirect=True)
 
 
 @pytest.fixture

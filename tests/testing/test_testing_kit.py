@@ -66,13 +66,26 @@ def test_a_make_returning_no_env_is_caught(plugin_dist):
     assert "good:Count-v0 [specs]" in message and "object" in message
 
 
+UNSEEDED = """
+import hub
+
+def make(env_id, **kwargs):
+    from hub.envs.builtin import PendulumEnv
+
+    class UnseededPendulum(PendulumEnv):
+        def _set_seed(self, seed):
+            pass  # forgets the seed: each env starts from torch's global generator
+
+    return UnseededPendulum(**kwargs)
+
+@hub.hookimpl
+def hub_namespaces():
+    return [hub.Namespace("unseeded", make=make, list_envs=lambda: ["Pendulum-v0"])]
+"""
+
+
 def test_an_unseeded_env_is_caught(plugin_dist):
-    source = GOOD.replace(
-        "from hub.envs.builtin import CountingEnv",
-        "from hub.envs.builtin import PendulumEnv as CountingEnv\n"
-        "    import torch; CountingEnv._set_seed = lambda self, seed: None; torch.seed()",
-    ).replace("max_steps=5, ", "")
-    plugin_dist("hub-plugin-unseeded", "hub_plugin_unseeded", source)
+    plugin_dist("hub-plugin-unseeded", "hub_plugin_unseeded", UNSEEDED)
     message = _failure("hub_plugin_unseeded", ["seeding"])
     assert "[seeding]" in message and "set_seed(seed) must seed" in message
 
