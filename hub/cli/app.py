@@ -113,11 +113,12 @@ def _register_commands() -> None:
     from hub.cli.doctor import doctor
     from hub.cli.envs import envs
     from hub.cli.info import info
+    from hub.cli.new_plugin import new_plugin
     from hub.cli.plugins import plugins
     from hub.cli.rollout import rollout
     from hub.cli.serve import serve
 
-    for command in (plugins, envs, info, rollout, bench, doctor, serve):
+    for command in (plugins, envs, info, rollout, bench, doctor, serve, new_plugin):
         cli.add_command(command)
 
 

@@ -109,7 +109,24 @@ class Bounded(TensorSpec):
         }
 
     def _with_shape(self, shape: torch.Size, param_fn: ParamFn) -> Bounded:
-        return self._rebuild(shape=shape, low=param_fn(self.low), high=param_fn(self.high))
+        """The same bounds reshaped by ``param_fn`` (a view for indexing and ``expand``).
+
+        The bounds of a valid spec stay valid under indexing, expanding, reshaping and
+        cloning, so the checks and scans of ``__init__`` (which read every element) are
+        skipped: indexing a frame spec costs about what indexing a tensor does. The result
+        shares its bounds with this spec, as a tensor view shares its storage (``clone()``
+        copies); bounds are never written in place.
+        """
+        new = object.__new__(type(self))
+        TensorSpec.__init__(new, shape, self.device, self.dtype)
+        new.low = param_fn(self.low)
+        new.high = param_fn(self.high)
+        new._lo, new._hi, new._uniform = self._lo, self._hi, self._uniform
+        new._float = self._float
+        if self._float:
+            new._simple = self._simple
+            new._scale = param_fn(self._scale) if self._simple else None
+        return new
 
     # --------------------------------------------------------------- values
     def rand(self, shape: Any = ()) -> torch.Tensor:
@@ -183,11 +200,17 @@ class Bounded(TensorSpec):
     def _bound_text(self) -> str:
         if self._uniform:
             return f"{self._lo}, {self._hi}"
+        lo, hi = _scalar(self.low), _scalar(self.high)
+        if lo is not None and hi is not None:
+            return f"{lo}, {hi}"
         return f"low={self.low}, high={self.high}"
 
     def _repr_params(self) -> str:
         if self._uniform:
             return f"low={self._lo}, high={self._hi}"
+        lo, hi = _scalar(self.low), _scalar(self.high)  # an index may pick one value
+        if lo is not None and hi is not None:
+            return f"low={lo}, high={hi}"
         low = self.low.flatten().tolist()
         high = self.high.flatten().tolist()
         if len(low) > 6:

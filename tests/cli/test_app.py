@@ -10,7 +10,7 @@ from hub.cli.app import cli
 from hub.cli.errors import CliError, format_error
 from hub.errors import MissingDependencyError, UnknownNamespaceError, WorkerError
 
-COMMANDS = ("plugins", "envs", "info", "rollout", "bench", "serve", "doctor")
+COMMANDS = ("plugins", "envs", "info", "rollout", "bench", "serve", "doctor", "new-plugin")
 
 
 def test_help_lists_every_command(invoke):

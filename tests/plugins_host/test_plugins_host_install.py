@@ -128,7 +128,8 @@ def test_the_example_plugin_works_once_installed(sites, run_python):
     # The example's own tests build its env with make_env and roll it out (single, batched,
     # seeded), check its specs, its spec conversion and its implement_for function, in a fresh
     # interpreter where the plugin is installed.
-    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(sites["example_tests"])]
+    args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "hub.testing.pytest_plugin"]
+    args.append(str(sites["example_tests"]))
     result = run_python("", path=[sites["example"]], args=args, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert " passed" in result.stdout and "skipped" not in result.stdout

@@ -22,6 +22,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs.base import EnvBase
+from hub.envs.multi_agent import ALL_IN_ONE_GROUP, group_specs, make_group_map, root_done
 from hub.specs import Bounded, Categorical, Composite, Unbounded
 
 __all__ = ["MultiAgentCountingEnv"]
@@ -51,29 +52,32 @@ class MultiAgentCountingEnv(EnvBase):
         bs = self.batch_size
         self.n_agents = n_agents
         self.max_steps = max_steps
+        agents = [f"agent_{i}" for i in range(n_agents)]
+        self.group_map = make_group_map(agents, ALL_IN_ONE_GROUP)  # {"agents": [...]}
         agent_shape = bs + (n_agents, 1)
         top = max_steps + n_agents
         self.limits = (max_steps + torch.arange(n_agents)).reshape(n_agents, 1).expand(agent_shape)
-        flag = Categorical(2, shape=agent_shape, dtype=torch.bool)
-        self.full_observation_spec = Composite(
-            agents=Composite(
-                observation=Bounded(0, top, shape=agent_shape, dtype=torch.int64),
-                shape=bs + (n_agents,),
-            ),
-            shape=bs,
-        )
-        self.full_action_spec = Composite(
-            agents=Composite(action=Categorical(2, shape=agent_shape), shape=bs + (n_agents,)),
-            shape=bs,
-        )
-        self.full_reward_spec = Composite(
-            agents=Composite(reward=Unbounded(agent_shape), shape=bs + (n_agents,)), shape=bs
-        )
-        self.full_done_spec = Composite(
-            done=Categorical(2, shape=bs + (1,), dtype=torch.bool),
-            agents=Composite(done=flag, shape=bs + (n_agents,)),
-            shape=bs,
-        )
+        # each agent's entries, grouped under "agents" with the agent dim after the batch dims
+        per_agent = {
+            name: {
+                "observation": Bounded(0, top, shape=(1,), dtype=torch.int64),
+                "action": Categorical(2, shape=(1,)),
+                "reward": Unbounded((1,)),
+                "done": Categorical(2, shape=(1,), dtype=torch.bool),
+            }
+            for name in agents
+        }
+
+        def grouped(key: str) -> Composite:
+            specs = {name: Composite({key: entries[key]}) for name, entries in per_agent.items()}
+            return group_specs(specs, self.group_map, bs)
+
+        self.full_observation_spec = grouped("observation")
+        self.full_action_spec = grouped("action")
+        self.full_reward_spec = grouped("reward")
+        groups = grouped("done")
+        root = {"done": Categorical(2, shape=bs + (1,), dtype=torch.bool)}
+        self.full_done_spec = Composite({**root, **{g: groups[g] for g in groups.keys()}}, shape=bs)
         self.count = torch.zeros(agent_shape, dtype=torch.int64)
 
     def _reset_mask(self, tensordict: TensorDictBase | None) -> torch.Tensor | None:
@@ -92,7 +96,7 @@ class MultiAgentCountingEnv(EnvBase):
         return {
             ("agents", "observation"): self.count.clone(),
             ("agents", "terminated"): agents_done,
-            "terminated": agents_done.reshape(self.batch_size + (-1,)).all(-1, keepdim=True),
+            "terminated": root_done(agents_done, "all"),
         }
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:

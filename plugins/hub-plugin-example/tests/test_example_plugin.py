@@ -79,3 +79,11 @@ def test_the_plugin_without_installing_it(monkeypatch):
     info = get_plugin_manager().register(plugin, name="example-dev")
     assert info.error is None
     assert hub.make_env("example:Chain-v0").batch_size == torch.Size([])
+
+
+@pytest.mark.hub_conformance("example")
+def test_conformance(hub_conformance_case):
+    # hub's conformance kit (hub.testing, a pytest plugin that comes with hub): strict loading,
+    # the lazy-import rule, specs, seeding, serial and parallel batching, partial resets,
+    # close and pickling, for every env the namespace lists.
+    hub_conformance_case.run()
