@@ -44,8 +44,8 @@ test-ray: venv
 ## each backend family (the newest run in `make test`), gymnasium 1.0's next-step-only vector
 ## envs, gym and gymnasium in one process; tox-all runs all of it (docs/compatibility.md).
 ## gym021 runs under xvfb-run (Debian package xvfb); torchrl runs the TorchRL consumer tests
-## (tensordict 0.14, which TorchRL 0.14 needs).
-TOX_SLICE ?= minimal,gym021,gymnasium026,gymnasium10,both,envpool08,dmc-old,td014,torchrl
+## (tensordict 0.14, which TorchRL 0.14 needs); pettingzoo127 the PettingZoo plugin with the kit.
+TOX_SLICE ?= minimal,gym021,gymnasium026,gymnasium10,both,envpool08,dmc-old,td014,torchrl,pettingzoo127
 tox-slice: venv
 	$(PIP) tox
 	$(VENV)/bin/tox -e $(TOX_SLICE)
