@@ -22,13 +22,13 @@ import os
 import select
 import signal
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from multiprocessing import reduction, util
 from typing import Any
 
 from hub.batching import signals as sig
+from hub.batching.live_pools import shutdown_all, track
 from hub.batching.shared_buffers import SharedBuffers
 from hub.batching.worker import worker_main
 from hub.errors import HubError, WorkerError, WorkerTimeoutError
@@ -43,13 +43,6 @@ __all__ = [
 ]
 
 LIVENESS_S = 0.5
-_LIVE: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
-
-
-def shutdown_all() -> None:
-    """Stop the workers of every pool of this process (a worker calls it before it exits)."""
-    for pool in list(_LIVE):
-        pool.shutdown()
 
 
 @dataclass
@@ -228,7 +221,7 @@ class WorkerPool:
             args=(self.procs, self.channels, self.buffers, self.owner_pid, shutdown_timeout),
             exitpriority=100,
         )
-        _LIVE.add(self)
+        track(self)
 
     # ---------------------------------------------------------------- starting
     def start(self, index: int) -> None:

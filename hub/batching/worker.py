@@ -130,7 +130,7 @@ def _exit_now() -> None:
     """Leave without the interpreter's teardown (seconds for a spawned interpreter that holds
     torch), once the env is closed, the pools this worker started are stopped and output is
     flushed."""
-    from hub.batching.pool import shutdown_all
+    from hub.batching.live_pools import shutdown_all
 
     shutdown_all()
     for stream in (sys.stdout, sys.stderr):

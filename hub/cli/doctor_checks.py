@@ -162,7 +162,9 @@ def backend_report() -> list[dict[str, Any]]:
     """
     from hub.cli.introspect import module_version
     from hub.dispatch import active_backend, list_backend_families
+    from hub.plugins import ensure_plugins_loaded
 
+    ensure_plugins_loaded()  # the plugins register their families
     rows = []
     for family in list_backend_families():
         installed = {c: module_version(c) for c in family.candidates if is_importable(c)}

@@ -90,7 +90,9 @@ def backend_report(requires: list[str]) -> list[dict[str, Any]]:
 def family_report() -> list[dict[str, Any]]:
     """Every backend family with its candidates and the active one (for the dispatch section)."""
     from hub.dispatch import active_backend, list_backend_families
+    from hub.plugins import ensure_plugins_loaded
 
+    ensure_plugins_loaded()  # the plugins register their families
     rows = []
     for family in list_backend_families():
         active = active_backend(family.name)

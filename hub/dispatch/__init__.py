@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from hub.dispatch.backends import (
+    GYM_FAMILY,
     BackendFamily,
     active_backend,
     backend_state,
@@ -48,6 +49,7 @@ from hub.dispatch.versions import (
 )
 
 __all__ = [
+    "GYM_FAMILY",
     "BackendFamily",
     "Implementation",
     "VersionDispatcher",

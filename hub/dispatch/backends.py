@@ -1,7 +1,9 @@
 """Backend families and the active backend of each, held in a context variable.
 
 A *backend family* is a set of interchangeable libraries (family ``"gym"``: ``gymnasium`` and
-``gym``). Plugins declare families (hook ``hub_backends``); users pick the *active* member with
+``gym``). The core declares ``"gym"`` (:data:`GYM_FAMILY`, which :func:`set_gym_backend`
+names); plugins declare more (hook ``hub_backends``), and the plugin manager registers them here
+when it loads the plugins: this module never calls up into the plugin system. Users pick the *active* member with
 :class:`set_backend` (or :func:`set_gym_backend`), and version-dispatched functions follow that
 choice. The choice lives in one :class:`contextvars.ContextVar`: it is local to a thread (a new
 thread starts from the defaults) and to an asyncio task, and nothing global is rewritten.
@@ -34,6 +36,7 @@ from hub.errors import BackendError, MissingDependencyError
 
 __all__ = [
     "BackendFamily",
+    "GYM_FAMILY",
     "active_backend",
     "backend_state",
     "family_of",
@@ -62,10 +65,6 @@ _families: dict[str, BackendFamily] = {}
 _module_family: dict[str, str] = {}  # candidate module -> family name
 _process_defaults: dict[str, str] = {}  # from restore_backend_state (e.g. in a worker)
 _active_cache: dict[tuple[frozenset[tuple[str, str]], str], tuple[str | None, str]] = {}
-
-_loading = threading.local()  # set while this thread is loading the plugins
-_plugins_loaded = False
-_plugin_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,29 +175,8 @@ def _forget(family: BackendFamily) -> None:
             del _module_family[module]
 
 
-def _load_plugins_once() -> None:
-    """Ask the plugin system to load (it declares the families), until it has answered once.
-
-    ``hub.dispatch`` sits below ``hub.plugins`` in the layers, so it reaches up through
-    importlib at call time, never at import time. No lock of ours is held during the call (the
-    plugin manager serialises loading itself), so a plugin that dispatches while it is imported
-    cannot deadlock against another thread; a call from inside the loading returns at once.
-    """
-    global _plugins_loaded, _plugin_error
-    if _plugins_loaded or getattr(_loading, "active", False):
-        return
-    _loading.active = True
-    try:
-        importlib.import_module("hub.plugins").ensure_plugins_loaded()
-    except Exception as err:  # no plugin system yet, or a plugin failed: report, go on
-        _plugin_error = f"{type(err).__name__}: {err}"
-    finally:
-        _loading.active = False
-    _plugins_loaded = True
-
-
 def get_backend_family(name: str) -> BackendFamily:
-    """The registered family of that name (loading the plugins once if it is unknown).
+    """The registered family of that name.
 
     Example:
         >>> get_backend_family("no-such-family")
@@ -208,28 +186,23 @@ def get_backend_family(name: str) -> BackendFamily:
     """
     family = _families.get(name)
     if family is None:
-        _load_plugins_once()
-        family = _families.get(name)
-    if family is None:
         known = ", ".join(repr(n) for n in sorted(_families)) or "none"
-        hint = (
-            f" (loading the plugins failed: {_plugin_error})"
-            if _plugin_error
-            else " Families are declared by plugins (hook hub_backends) or with "
+        raise BackendError(
+            f"unknown backend family {name!r}. Known families: {known}. Families are declared "
+            "by plugins (hook hub_backends), registered when the plugins load: if a plugin "
+            "declares this one, load them first (hub.list_plugins()); or register it with "
             "hub.dispatch.register_backend_family."
         )
-        raise BackendError(f"unknown backend family {name!r}. Known families: {known}.{hint}")
     return family
 
 
 def list_backend_families() -> list[BackendFamily]:
-    """Every registered family, sorted by name (the plugins are loaded first).
+    """Every registered family, sorted by name (those of plugins once the plugins are loaded).
 
     Example:
         >>> all(isinstance(f, BackendFamily) for f in list_backend_families())
         True
     """
-    _load_plugins_once()
     return [_families[name] for name in sorted(_families)]
 
 
@@ -507,3 +480,11 @@ def restore_backend_state(state: Mapping[str, str]) -> None:
         _process_defaults.clear()
         _process_defaults.update(state)
     versions._changed()
+
+
+GYM_FAMILY = register_backend_family(
+    BackendFamily(
+        "gym", ("gymnasium", "gym"), description="gymnasium or gym: choose with hub.set_gym_backend"
+    )
+)
+"""The ``"gym"`` family, declared by the core since :func:`set_gym_backend` names it."""

@@ -393,8 +393,6 @@ class VersionDispatcher:
 
     def _analyse(self) -> list[_Row]:
         tops = list(dict.fromkeys(i.top for i in self._impls))
-        if any(backends.family_of(t) is None for t in tops):
-            backends._load_plugins_once()  # the plugins declare the families
         rows = []
         for top in tops:
             family = backends.family_of(top)

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,7 +53,7 @@ from hub.envs._fast_td import (
     new_td,
     shallow,
 )
-from hub.envs.done import complete_done_flags, complete_done_spec, done_prefixes
+from hub.envs.done import any_true, complete_done_flags, complete_done_spec, done_prefixes
 from hub.envs.reset_masks import (
     drop_reset_entries,
     mask_dims,
@@ -1026,9 +1025,17 @@ class EnvBase(metaclass=_EnvMeta):
         return data
 
     def append_transform(self, transform: Any) -> Any:
-        """Return ``TransformedEnv(self, transform)`` (see :mod:`hub.transforms`)."""
-        transforms = importlib.import_module("hub.transforms")
-        return transforms.TransformedEnv(self, transform)
+        """Return ``TransformedEnv(self, transform)`` (see :mod:`hub.transforms`).
+
+        The transform builds it (``transform.wrap(self)``): the env layer knows no transform.
+        """
+        wrap = getattr(transform, "wrap", None)
+        if wrap is None:
+            raise TypeError(
+                f"append_transform takes a hub.transforms.Transform (or a Compose of them), "
+                f"got {type(transform).__name__}; wrap a function in a Transform subclass first."
+            )
+        return wrap(self)
 
     def __repr__(self) -> str:
         self._keys()
@@ -1038,12 +1045,6 @@ class EnvBase(metaclass=_EnvMeta):
             f"observations={self._observation_keys}, actions={self._action_keys}, "
             f"batch_locked={self.batch_locked})"
         )
-
-
-def any_true(flag: torch.Tensor) -> bool:
-    """Whether a boolean tensor holds a ``True`` (``bool(t)`` is ~10x cheaper than ``t.any()``
-    for the one-element flags of unbatched envs)."""
-    return bool(flag) if flag.numel() == 1 else bool(flag.any())
 
 
 def _invert(masks: dict[tuple[str, ...], torch.Tensor]) -> dict[tuple[str, ...], torch.Tensor]:

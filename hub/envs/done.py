@@ -24,7 +24,19 @@ from hub.specs import Categorical, Composite, TensorSpec
 
 DONE_NAMES = ("done", "terminated", "truncated")
 
-__all__ = ["DONE_NAMES", "complete_done_spec", "done_prefixes", "complete_done_flags"]
+__all__ = [
+    "DONE_NAMES",
+    "any_true",
+    "complete_done_spec",
+    "done_prefixes",
+    "complete_done_flags",
+]
+
+
+def any_true(flag: torch.Tensor) -> bool:
+    """Whether a boolean tensor holds a ``True`` (``bool(t)`` is ~10x cheaper than ``t.any()``
+    for the one-element flags of unbatched envs)."""
+    return bool(flag) if flag.numel() == 1 else bool(flag.any())
 
 
 def _bool_flag_spec(like: TensorSpec) -> TensorSpec:

@@ -125,8 +125,6 @@ class GymLikeEnv(EnvWrapper):
 
     # ---------------------------------------------------------------- encoding
     def _init_env(self) -> None:
-        self._ensure_default_specs()
-        self._compute_keys()
         self._encoders = {
             key: self.full_observation_spec[key].encode for key in self._observation_keys
         }

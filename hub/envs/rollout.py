@@ -19,7 +19,7 @@ import torch
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 
 from hub.envs._fast_td import fast_get
-from hub.envs.base import any_true
+from hub.envs.done import any_true
 from hub.envs.rollout_actions import block_random_policy
 from hub.envs.serial_ops import PARALLEL_GRAIN
 from hub.envs.stacking import cat_like, stack_like

@@ -71,6 +71,8 @@ class EnvWrapper(EnvBase):
         self._check_kwargs(kwargs)
         self._env = self._build_env(**kwargs)
         self._make_specs(self._env)
+        self._ensure_default_specs()  # so _init_env sees complete specs and their keys
+        self._compute_keys()
         self._init_env()
 
     def _check_kwargs(self, kwargs: dict[str, Any]) -> None:
@@ -86,7 +88,8 @@ class EnvWrapper(EnvBase):
         raise NotImplementedError(f"{type(self).__name__} must implement _make_specs(env).")
 
     def _init_env(self) -> None:
-        """Called once the specs are made (e.g. to seed or warm up the foreign env)."""
+        """Called once the specs are made and completed (default done flags and reward added,
+        keys known): build encoders, seed or warm up the foreign env."""
 
     def _close(self) -> None:
         close = getattr(self.__dict__.get("_env"), "close", None)

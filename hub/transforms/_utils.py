@@ -28,8 +28,6 @@ __all__ = [
     "cast_spec",
     "where_mask",
     "carry_in_state",
-    "fast_get",
-    "fast_set",
 ]
 
 NestedKey = str | tuple[str, ...]
@@ -169,34 +167,3 @@ def carry_in_state(input_spec: Composite, specs: dict[NestedKey, Any]) -> Compos
     for key, spec in specs.items():
         state[key] = spec.clone()
     return input_spec
-
-
-def _probe_fast_access() -> bool:
-    """Whether TensorDict's unchecked string-key accessors exist (tensordict 0.14 and 0.15)."""
-    try:
-        from tensordict import TensorDict
-
-        probe = TensorDict({}, batch_size=[])
-        probe._set_str("x", torch.zeros(()), inplace=False, validated=True)
-        return probe._get_str("x", None) is not None
-    except (AttributeError, TypeError):  # pragma: no cover - another tensordict version
-        return False
-
-
-_FAST = _probe_fast_access()
-
-
-def fast_get(tensordict: TensorDictBase, key: NestedKey, default: Any = None) -> Any:
-    """``tensordict.get(key, default)``, without the key parsing for plain string keys."""
-    if _FAST and type(key) is str:
-        return tensordict._get_str(key, default)
-    return tensordict.get(key, default)
-
-
-def fast_set(tensordict: TensorDictBase, key: NestedKey, value: torch.Tensor) -> None:
-    """``tensordict.set(key, value)`` for a value the caller built with the right batch shape
-    and device (it is not checked again for plain string keys)."""
-    if _FAST and type(key) is str:
-        tensordict._set_str(key, value, inplace=False, validated=True)
-    else:
-        tensordict.set(key, value)

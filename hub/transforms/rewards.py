@@ -20,12 +20,11 @@ from collections.abc import Iterable
 import torch
 from tensordict import TensorDictBase
 
+from hub.envs.utils import fast_get, fast_set
 from hub.specs import Binary, Bounded, Composite, TensorSpec, Unbounded
 from hub.transforms._utils import (
     NestedKey,
     carry_in_state,
-    fast_get,
-    fast_set,
     key_list,
     sibling,
     spec_leaves,

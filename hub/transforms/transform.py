@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from tensordict import TensorDictBase
@@ -63,6 +63,9 @@ class Transform:
 
     #: tolerate missing ``in_keys`` on step outputs (reset outputs always tolerate them)
     missing_tolerance: bool = False
+    #: the env class :meth:`wrap` builds: ``TransformedEnv``, set by its module (which imports
+    #: this one, so this one cannot import it)
+    env_class: ClassVar[type[TransformedEnv]]
 
     def __init__(
         self,
@@ -287,6 +290,17 @@ class Transform:
         input_spec["full_action_spec"] = self.transform_action_spec(input_spec["full_action_spec"])
         input_spec["full_state_spec"] = self.transform_state_spec(input_spec["full_state_spec"])
         return input_spec
+
+    def wrap(self, env: Any) -> TransformedEnv:
+        """``TransformedEnv(env, self)``: what ``env.append_transform(self)`` returns.
+
+        Example:
+            >>> import hub
+            >>> from hub.transforms import StepCounter
+            >>> type(StepCounter().wrap(hub.make_env("hub:Counting"))).__name__
+            'TransformedEnv'
+        """
+        return self.env_class(env, self)
 
     # ------------------------------------------------------------------ parent and container
     @property

@@ -24,9 +24,9 @@ from tensordict import TensorDictBase
 
 from hub.envs import checks as _checks
 from hub.envs.base import EnvBase
+from hub.envs.utils import fast_get
 from hub.errors import HubError
 from hub.specs import Composite, TensorSpec
-from hub.transforms._utils import fast_get
 from hub.transforms.compose import Compose
 from hub.transforms.transform import Transform
 
@@ -291,3 +291,6 @@ class TransformedEnv(EnvBase):
     def __repr__(self) -> str:
         inner = repr(self._transform).replace("\n", "\n    ")
         return f"TransformedEnv(\n    env={self._base_env!r},\n    transform={inner})"
+
+
+Transform.env_class = TransformedEnv  # what Transform.wrap (env.append_transform) builds

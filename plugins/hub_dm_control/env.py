@@ -151,8 +151,6 @@ class DMControlWrapper(hub.EnvWrapper):
 
     # ------------------------------------------------------------------ the step path
     def _init_env(self) -> None:
-        self._ensure_default_specs()
-        self._compute_keys()
         skip = (PIXELS_KEY, DISCOUNT_KEY)
         layout = observation_layout(self.full_observation_spec, skip=skip)
         self._encode_obs = make_observation_encoder(layout)

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 import hub
+from hub.dispatch import GYM_FAMILY  # declared by the core, which names it in set_gym_backend
 
 __all__ = [
     "hub_namespaces",
@@ -31,27 +32,11 @@ __all__ = [
     "make",
     "list_envs",
     "GYM_FAMILY",
-    "ensure_gym_family",
 ]
 
-BACKENDS = ("gymnasium", "gym")
+BACKENDS = GYM_FAMILY.candidates
 # the versions tox.ini tests (docs/compatibility.md)
 SUPPORTED = {"gymnasium": ">=0.26,<1.5", "gym": ">=0.21,<0.27"}
-GYM_FAMILY = hub.BackendFamily(
-    "gym", BACKENDS, description="gymnasium or gym: choose with hub.set_gym_backend"
-)
-
-
-def ensure_gym_family() -> None:
-    """Declare the ``"gym"`` family if it is not (the hook declares it when plugins load; this
-    makes the plugin's own calls work even if the family was removed since, as test fixtures do).
-
-    Example:
-        >>> ensure_gym_family()
-    """
-    from hub.dispatch import register_backend_family
-
-    register_backend_family(GYM_FAMILY)  # a no-op when it is already registered
 
 
 # space class name (in ``<backend>.spaces``) -> name of its converter in hub_gym.spaces
@@ -78,7 +63,6 @@ def make(backend: str, env_id: str, num_envs: int | None = None, **kwargs: Any) 
     """
     from hub_gym.env import GymEnv
 
-    ensure_gym_family()
     with hub.set_gym_backend(backend):
         return GymEnv(env_id, num_envs=num_envs, **kwargs)
 

@@ -14,14 +14,12 @@ from hub.dispatch import backends, clear_version_cache
 
 @pytest.fixture(autouse=True)
 def isolated_dispatch(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test starts with no backend family, no restored defaults and no plugin loading."""
+    """Each test starts with no backend family and no restored defaults."""
     saved = (
         dict(backends._families),
         dict(backends._module_family),
         dict(backends._process_defaults),
     )
-    monkeypatch.setattr(backends, "_plugins_loaded", True)
-    monkeypatch.setattr(backends, "_plugin_error", None)
     for table in (backends._families, backends._module_family, backends._process_defaults):
         table.clear()
     clear_version_cache()

@@ -78,9 +78,6 @@ class Compat:
 
 def resolve_compat(backend: str | None = None) -> Compat:
     """Resolve every dispatched function for ``backend`` (default: the active gym backend)."""
-    from hub_gym.plugin import ensure_gym_family
-
-    ensure_gym_family()
     if backend is None:
         backend = active_backend("gym")
         if backend is None:
