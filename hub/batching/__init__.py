@@ -7,7 +7,7 @@ Example:
 from hub.batching.batched import BatchedEnvBase
 from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning
 from hub.batching.serial import SerialEnv
-from hub.batching.stacking import split_inputs, stack_like
+from hub.envs.stacking import split_inputs, stack_like
 
 __all__ = [
     "AsyncCallError",

@@ -18,8 +18,8 @@ from typing import Any
 from tensordict import TensorDictBase
 
 from hub.batching.batched import BatchedEnvBase, EnvFactory
-from hub.batching.stacking import split_inputs, stack_like
 from hub.envs.base import EnvBase
+from hub.envs.stacking import split_inputs, stack_like
 
 __all__ = ["SerialEnv"]
 

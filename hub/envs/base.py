@@ -107,7 +107,10 @@ class EnvBase(metaclass=_EnvMeta):
         allow_done_after_reset: with ``checks``, tolerate ``done`` right after a reset.
 
     Subclasses set ``batch_locked = False`` (class or instance attribute) when they accept inputs
-    of any batch size.
+    of any batch size. They write ``_reset``, ``_step`` and ``_set_seed`` (and may write
+    ``_close``, ``_step_into`` and ``_reset_finished``): the whole subclass contract, with when
+    each hook is called and what it may assume, is ``hub.envs.subclass_hooks.SUBCLASS_HOOKS``
+    (docs/plugins.md). Every other underscore name of this class is internal.
     """
 
     batch_locked: bool = True

@@ -36,19 +36,10 @@ from hub.specs import (
     OneHot,
     TensorSpec,
     Unbounded,
+    numpy_dtype,
 )
 
-__all__ = ["spec_to_space", "numpy_dtype"]
-
-
-def numpy_dtype(dtype: torch.dtype) -> np.dtype:
-    """The numpy dtype of a torch dtype.
-
-    Example:
-        >>> numpy_dtype(torch.float32)
-        dtype('float32')
-    """
-    return torch.empty(0, dtype=dtype).numpy().dtype
+__all__ = ["spec_to_space"]
 
 
 def spec_to_space(spec: TensorSpec) -> Any:

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from hub.errors import BatchingError, HubError
+from hub.errors import BatchingError
 from hub.plugins import (
     BatchingStrategy,
     HubPluginManager,
@@ -179,14 +179,6 @@ def batching_strategies() -> list[str]:
     return [*BUILTIN_BATCHING, *sorted(ensure_plugins_loaded().batching_strategies())]
 
 
-def _parallel_env() -> Any | None:
-    try:
-        from hub.batching import ParallelEnv
-    except ImportError:
-        return None
-    return ParallelEnv
-
-
 def _make_batched(
     manager: HubPluginManager,
     ns: Namespace,
@@ -199,7 +191,7 @@ def _make_batched(
         if ns.native_batching:
             batching = "native"
         else:
-            batching = "parallel" if _parallel_env() is not None else "serial"
+            batching = "parallel"
     if batching == "native":
         if not ns.native_batching:
             raise BatchingError(
@@ -213,13 +205,9 @@ def _make_batched(
 
         return SerialEnv(num_envs, factory)
     if batching == "parallel":
-        parallel = _parallel_env()
-        if parallel is None:
-            raise HubError(
-                "batching='parallel' needs hub.batching.ParallelEnv, which this version of hub "
-                "does not have yet; use batching='serial'."
-            )
-        return parallel(num_envs, factory)
+        from hub.batching import ParallelEnv
+
+        return ParallelEnv(num_envs, factory)
     strategy: BatchingStrategy | None = manager.batching_strategies().get(batching)
     if strategy is None:
         raise BatchingError(
@@ -244,13 +232,8 @@ def _make_batched(
 
 
 def _transformed(env: Any, transforms: Any) -> Any:
-    try:
-        from hub.transforms import Compose, TransformedEnv
-    except ImportError as exc:
-        raise HubError(
-            "make_env(transforms=...) needs hub.transforms, which this version of hub does not "
-            "have yet; build the env without transforms."
-        ) from exc
+    from hub.transforms import Compose, TransformedEnv
+
     if isinstance(transforms, (list, tuple)):
         return TransformedEnv(env, Compose(*transforms))
     return TransformedEnv(env, transforms)  # one transform, or a Compose already

@@ -19,8 +19,9 @@ from hub.specs.binary import Binary
 from hub.specs.bounded import Bounded
 from hub.specs.categorical import Categorical
 from hub.specs.composite import Composite
+from hub.specs.dtypes import numpy_dtype, torch_dtype
 from hub.specs.multi import MultiCategorical, MultiOneHot
-from hub.specs.non_tensor import NonTensor
+from hub.specs.non_tensor import NonTensor, non_tensor_spec
 from hub.specs.one_hot import OneHot
 from hub.specs.unbounded import Unbounded
 
@@ -46,6 +47,9 @@ __all__ = [
     "Binary",
     "Composite",
     "NonTensor",
+    "non_tensor_spec",
+    "numpy_dtype",
+    "torch_dtype",
     "BoundedTensorSpec",
     "UnboundedContinuousTensorSpec",
     "DiscreteTensorSpec",

@@ -17,7 +17,7 @@ from tensordict import NonTensorData
 from hub.specs._shapes import as_device
 from hub.specs.base import TensorSpec
 
-__all__ = ["NonTensor"]
+__all__ = ["NonTensor", "non_tensor_spec"]
 
 
 class NonTensor(TensorSpec):
@@ -86,3 +86,19 @@ class NonTensor(TensorSpec):
     def __repr__(self) -> str:
         device = f", device={self.device}" if self.device is not None else ""
         return f"NonTensor(shape={list(self._shape)}, example_data={self.example_data!r}{device})"
+
+
+def non_tensor_spec(
+    space: Any, *, batch_size: Any = (), device: Any = None, **options: Any
+) -> NonTensor:
+    """The spec of a foreign space or spec whose values are not tensors (strings, graphs):
+    a ``NonTensor`` of the batch shape. A spec conversion for such types, as is.
+
+    ``options`` (``dtype``, ``categorical_action_encoding``, ...) are accepted and ignored, so
+    that it fits beside a backend's other converters.
+
+    Example:
+        >>> non_tensor_spec(object(), batch_size=(2,)).shape
+        torch.Size([2])
+    """
+    return NonTensor(shape=tuple(batch_size), device=device)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +81,18 @@ def _grid(frames: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def write_video(path: Path, frames: list[np.ndarray], fps: float) -> Path:
-    """Write ``frames`` to a ``.gif`` or ``.mp4`` file with imageio."""
+def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> Path:
+    """Write ``frames`` (height, width, channels; uint8) as a looping ``.gif`` or an ``.mp4``
+    with imageio; MP4 frames are cropped to even sizes, which most encoders need.
+
+    ``VideoRecorder.dump`` and ``hub rollout --record`` both write through this function.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "clip.gif"
+        >>> write_video(out, [np.zeros((8, 8, 3), np.uint8)] * 2, fps=10).exists()
+        True
+    """
     suffix = path.suffix.lower()
     if suffix not in (".gif", ".mp4"):
         raise HubError(f"cannot write {str(path)!r}: the file name must end in .gif or .mp4.")
@@ -91,23 +101,29 @@ def write_video(path: Path, frames: list[np.ndarray], fps: float) -> Path:
     except ImportError:
         raise MissingDependencyError(
             "imageio",
-            message="VideoRecorder writes videos with imageio, which is not installed: "
+            message="writing a video needs imageio, which is not installed: "
             'pip install "hub[all]" (or: pip install imageio).',
         ) from None
-    if not frames:
-        raise HubError("VideoRecorder has no frame to write: roll the env out first.")
+    if not len(frames):
+        raise HubError(f"no frame was recorded, so {str(path)!r} was not written: roll out first.")
     if suffix == ".gif":
-        imageio.mimsave(path, frames, duration=1000 / fps, loop=0)
-    else:
-        try:
-            imageio.mimsave(path, frames, fps=fps)
-        except (ValueError, RuntimeError, ImportError) as err:
-            raise MissingDependencyError(
-                "imageio-ffmpeg",
-                message=f"writing an MP4 needs an imageio encoder (imageio-ffmpeg or PyAV): "
-                f'{err}. Install one with: pip install "imageio[ffmpeg]", or write a .gif.',
-            ) from None
+        imageio.mimsave(path, list(frames), duration=1000 / fps, loop=0)
+        return path
+    try:
+        imageio.mimsave(path, list(_even(np.stack(frames))), fps=fps)
+    except (ValueError, RuntimeError, ImportError) as err:
+        raise MissingDependencyError(
+            "imageio-ffmpeg",
+            message=f"writing an MP4 needs an imageio encoder (imageio-ffmpeg or PyAV): "
+            f'{err}. Install one with: pip install "imageio[ffmpeg]", or write a .gif.',
+        ) from None
     return path
+
+
+def _even(stack: np.ndarray) -> np.ndarray:
+    """Crop frames to even height and width (most MP4 encoders need it)."""
+    height, width = stack.shape[1] - stack.shape[1] % 2, stack.shape[2] - stack.shape[2] % 2
+    return stack[:, : max(height, 2), : max(width, 2)]
 
 
 class VideoRecorder(Transform):

@@ -11,33 +11,12 @@ Example:
     ('DMControlEnv', torch.Size([]))
 """
 
-from __future__ import annotations
+import typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from hub.lazy import lazy_exports
 
-_LAZY = {
-    "DMControlEnv": "hub_dm_control.env",
-    "DMControlWrapper": "hub_dm_control.env",
-    "RenderingUnavailableError": "hub_dm_control.rendering",
-}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
 
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hub_dm_control' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hub_dm_control.env import DMControlEnv, DMControlWrapper  # noqa: F401
-    from hub_dm_control.rendering import RenderingUnavailableError  # noqa: F401
+if typing.TYPE_CHECKING:  # the public names (read by type checkers and by lazy_exports)
+    from hub_dm_control.env import DMControlEnv, DMControlWrapper
+    from hub_dm_control.rendering import RenderingUnavailableError

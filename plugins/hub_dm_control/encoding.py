@@ -25,7 +25,7 @@ import torch
 from tensordict import TensorDict
 
 from hub.envs.utils import prebuilt_tensordict
-from hub.specs import Composite, NonTensor
+from hub.specs import Composite, NonTensor, numpy_dtype
 
 __all__ = [
     "Leaf",
@@ -46,16 +46,6 @@ class Leaf(NamedTuple):
     path: tuple[str, ...]
     dtype: np.dtype | None
     shape: tuple[int, ...]
-
-
-def numpy_dtype(dtype: torch.dtype) -> np.dtype:
-    """The numpy dtype of a torch dtype.
-
-    Example:
-        >>> numpy_dtype(torch.float32)
-        dtype('float32')
-    """
-    return torch.empty(0, dtype=dtype).numpy().dtype
 
 
 def observation_layout(spec: Composite, skip: tuple[str, ...] = ()) -> list[Leaf]:

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 import hub
-from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
+from hub.specs import Bounded, Categorical, Composite, OneHot, TensorSpec, Unbounded
 
 __all__ = [
     "array_to_spec",
@@ -59,7 +59,7 @@ def torch_dtype(np_dtype: Any, dtype: torch.dtype | None = DEFAULT_DTYPE) -> tor
         >>> torch_dtype(np.float64), torch_dtype(np.float64, None), torch_dtype(np.int32)
         (torch.float32, torch.float64, torch.int32)
     """
-    native = torch.from_numpy(np.zeros(0, dtype=np.dtype(np_dtype))).dtype
+    native = hub.specs.torch_dtype(np_dtype)
     if dtype is not None and native.is_floating_point:
         return dtype
     return native
@@ -142,22 +142,8 @@ def discrete_array_to_spec(
     return OneHot(n, shape=(*batch_size, n), device=device)
 
 
-def string_array_to_spec(
-    spec: Any,
-    *,
-    batch_size: Shape = (),
-    device: Any = None,
-    dtype: torch.dtype | None = DEFAULT_DTYPE,
-    categorical_action_encoding: bool = False,
-) -> TensorSpec:
-    """``StringArray`` -> ``NonTensor`` (strings are not tensors).
-
-    Example:
-        >>> from dm_env import specs
-        >>> type(string_array_to_spec(specs.StringArray(()))).__name__
-        'NonTensor'
-    """
-    return NonTensor(shape=tuple(batch_size), device=device)
+#: ``StringArray`` -> ``NonTensor`` (strings are not tensors)
+string_array_to_spec = hub.specs.non_tensor_spec
 
 
 def dict_to_spec(

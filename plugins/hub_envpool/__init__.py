@@ -10,21 +10,11 @@ Example:
     torch.Size([2])
 """
 
-from __future__ import annotations
+import typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from hub.lazy import lazy_exports
 
-__all__ = ["MultiThreadedEnv", "MultiThreadedEnvWrapper"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        value = getattr(importlib.import_module("hub_envpool.env"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hub_envpool' has no attribute {name!r}")
-
-
-if TYPE_CHECKING:  # pragma: no cover
+if typing.TYPE_CHECKING:  # the public names (read by type checkers and by lazy_exports)
     from hub_envpool.env import MultiThreadedEnv, MultiThreadedEnvWrapper

@@ -11,30 +11,12 @@ Example:
     ('GymEnv', torch.Size([]))
 """
 
-from __future__ import annotations
+import typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from hub.lazy import lazy_exports
 
-_LAZY = {
-    "GymEnv": "hub_gym.env",
-    "GymWrapper": "hub_gym.env",
-    "InfoDictReader": "hub_gym.info",
-    "default_info_dict_reader": "hub_gym.info",
-}
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
 
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hub_gym' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hub_gym.env import GymEnv, GymWrapper  # noqa: F401
-    from hub_gym.info import InfoDictReader, default_info_dict_reader  # noqa: F401
+if typing.TYPE_CHECKING:  # the public names (read by type checkers and by lazy_exports)
+    from hub_gym.env import GymEnv, GymWrapper
+    from hub_gym.info import InfoDictReader, default_info_dict_reader

@@ -45,6 +45,8 @@ from hub.specs import (
     NonTensor,
     OneHot,
     Unbounded,
+    non_tensor_spec,
+    torch_dtype,
 )
 
 __all__ = [
@@ -61,16 +63,6 @@ __all__ = [
 ]
 
 Shape = Sequence[int]
-
-
-def torch_dtype(dtype: Any) -> torch.dtype:
-    """The torch dtype of a numpy dtype (``np.float32`` -> ``torch.float32``).
-
-    Example:
-        >>> torch_dtype(np.dtype("uint8"))
-        torch.uint8
-    """
-    return torch.from_numpy(np.zeros(0, dtype=np.dtype(dtype))).dtype
 
 
 def box_to_spec(
@@ -273,18 +265,5 @@ def text_to_spec(
     return NonTensor(shape=tuple(batch_size), device=device, example_data="")
 
 
-def non_tensor_to_spec(
-    space: Any,
-    *,
-    batch_size: Shape = (),
-    device: Any = None,
-    categorical_action_encoding: bool = False,
-) -> NonTensor:
-    """Spaces whose values are not tensors (``Graph``, ``OneOf``) -> ``NonTensor``.
-
-    Example:
-        >>> import gymnasium as gym
-        >>> non_tensor_to_spec(gym.spaces.Graph(gym.spaces.Box(0, 1, (2,)), None)).shape
-        torch.Size([])
-    """
-    return NonTensor(shape=tuple(batch_size), device=device)
+#: spaces whose values are not tensors (``Graph``, ``OneOf``) -> ``NonTensor``
+non_tensor_to_spec = non_tensor_spec
