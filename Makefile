@@ -8,7 +8,7 @@ STEPS ?= 1200
 export MUJOCO_GL ?= egl
 export SDL_VIDEODRIVER ?= dummy
 
-.PHONY: demo demo-pendulum test test-ray tox-slice tox-all lint bench venv
+.PHONY: demo demo-pendulum test test-ray tox-slice tox-all lint docs bench venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ tox-all: venv
 lint: venv
 	$(VENV)/bin/ruff check hub plugins tests benchmarks examples
 	$(VENV)/bin/ruff format --check hub plugins tests benchmarks examples
+	$(VENV)/bin/lint-imports --no-cache
+
+## The docs site (mkdocs-material, API reference from the docstrings) into site/; a warning fails.
+docs: venv
+	$(PIP) -e ".[docs]"
+	$(VENV)/bin/mkdocs build --strict --quiet
 
 bench: venv
 	$(PY) benchmarks/run_all.py
