@@ -92,7 +92,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                     f"env_type='gymnasium', num_envs=N) returns; got {type(env).__name__}."
                 )
             config = env.config
-            self._ep_sizes(int(config["num_envs"]), int(config["batch_size"]), unbatched)
+            self._sizes(int(config["num_envs"]), int(config["batch_size"]), unbatched)
         elif not hasattr(self, "num_workers"):
             raise TypeError(
                 "MultiThreadedEnvWrapper needs the EnvPool object to wrap: "
@@ -107,10 +107,10 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         self.categorical_action_encoding = categorical_action_encoding
         self.frame_skip = int(frame_skip)
         self.unbatched = unbatched
-        kwargs["batch_size"] = self._ep_batch
+        kwargs["batch_size"] = self._batch
         super().__init__(env, **kwargs)
 
-    def _ep_sizes(self, num_workers: int, pool_batch: int, unbatched: bool) -> None:
+    def _sizes(self, num_workers: int, pool_batch: int, unbatched: bool) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
         pool_batch = pool_batch or num_workers
@@ -123,15 +123,15 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         self.num_workers = num_workers
         self.pool_batch_size = pool_batch
         self.is_async = pool_batch < num_workers
-        self._ep_batch = () if unbatched else (pool_batch,)
-        self._ep_batch_size = torch.Size(self._ep_batch)
+        self._batch = () if unbatched else (pool_batch,)
+        self._pool_batch_size = torch.Size(self._batch)
 
     # ------------------------------------------------------------------ EnvPool's description
-    def _ep_task_spec(self) -> Any:
+    def _task_spec(self) -> Any:
         """EnvPool's ``EnvSpec`` of the task."""
         return self._env.spec
 
-    def _ep_spaces(self) -> tuple[Any, Any]:
+    def _spaces(self) -> tuple[Any, Any]:
         """The observation and action spaces, as the EnvPool object gives them."""
         pool = self._env
         if hasattr(pool, "observation_space"):
@@ -139,7 +139,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         spec = pool.spec  # a dm_env pool: take gymnasium's view of the same spec
         return spec.gymnasium_observation_space, spec.gymnasium_action_space
 
-    def _ep_pool(self) -> Any:
+    def _pool(self) -> Any:
         """The EnvPool object (built on demand by :class:`MultiThreadedEnv`)."""
         return self._env
 
@@ -149,7 +149,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
 
     def _make_specs(self, env: Any) -> None:
         compat.check_runtime()
-        spec = self._ep_task_spec()
+        spec = self._task_spec()
         if int(spec.config.max_num_players) > 1:
             raise hub.errors.HubError(
                 "multi-player EnvPool tasks (max_num_players > 1) are not supported by hub yet."
@@ -162,8 +162,8 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             )
         with warnings.catch_warnings():  # gymnasium warns about EnvPool's float64 bounds
             warnings.simplefilter("ignore", UserWarning)
-            obs_space, act_space = self._ep_spaces()
-        batch = self._ep_batch
+            obs_space, act_space = self._spaces()
+        batch = self._batch
         device = self.device
         obs = specs.observation_spec(obs_space, batch, device)
         if self.is_async:
@@ -179,7 +179,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         )
         array_spec = spec.action_array_spec[action_keys[-1]]
         dims = tuple(int(d) for d in array_spec.shape)
-        self._ep_write_action = make_action_writer(
+        self._write_action = make_action_writer(
             action,
             act_space,
             np.dtype(array_spec.dtype),
@@ -188,7 +188,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             unbatched=self.unbatched,
         )
         layout = specs.state_layout(spec._state_keys, dict_obs=specs.is_dict_space(obs_space))
-        self._ep_runner = PoolRunner(
+        self._runner = PoolRunner(
             layout,
             num_workers=self.num_workers,
             batch_size=self.pool_batch_size,
@@ -196,51 +196,51 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             device=self.device,
             frame_skip=self.frame_skip,
         )
-        self._ep_nested = any(not isinstance(key, str) for key, _ in layout.observations)
-        self._ep_obs_keys = [key for key, _ in layout.observations]
+        self._nested = any(not isinstance(key, str) for key, _ in layout.observations)
+        self._obs_keys = [key for key, _ in layout.observations]
         # step_and_maybe_reset's one-function path stands for these methods: only while a
         # subclass has replaced none of them
         cls = type(self)
-        self._ep_lean = (
-            not self._ep_nested
+        self._lean = (
+            not self._nested
             and not self.is_async
-            and self._ep_runner.move is None
+            and self._runner.move is None
             and cls.step is hub.EnvBase.step
             and cls.step_mdp is hub.EnvBase.step_mdp
             and cls._step is MultiThreadedEnvWrapper._step
             and cls._reset_finished is MultiThreadedEnvWrapper._reset_finished
         )
         if env is not None:
-            self._ep_attach(env)
+            self._attach(env)
 
-    def _ep_attach(self, pool: Any) -> None:
+    def _attach(self, pool: Any) -> None:
         """Take EnvPool's C++ calls from ``pool``, checking they lay data out as its spec says."""
         raw = compat.raw_calls(pool)
-        declared = list(self._ep_task_spec()._state_keys)
+        declared = list(self._task_spec()._state_keys)
         if list(raw.state_keys) != declared:
             raise hub.errors.HubError(
                 f"the EnvPool object returns {list(raw.state_keys)} but its spec declares "
                 f"{declared}."
             )
-        self._ep_runner.attach(raw)
+        self._runner.attach(raw)
 
-    def _ep_pack(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
-        if not self._ep_nested:
-            return self._ep_new_td(out)
-        td = TensorDict({}, batch_size=self._ep_batch, device=self.device)
+    def _pack(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
+        if not self._nested:
+            return self._new_td(out)
+        td = TensorDict({}, batch_size=self._batch, device=self.device)
         for key, value in out.items():
             td.set(key, value)
         return td
 
-    def _ep_mask(self, tensordict: TensorDictBase | None, name: str) -> np.ndarray | None:
+    def _mask(self, tensordict: TensorDictBase | None, name: str) -> np.ndarray | None:
         """The ``"_reset"`` / ``"_step"`` mask of ``tensordict`` as one bool per env (``None``:
         every env)."""
         if tensordict is None:
             return None
         flags = tensordict.get(name, None)
-        return None if flags is None else self._ep_mask_of(flags)
+        return None if flags is None else self._mask_of(flags)
 
-    def _ep_mask_of(self, flags: torch.Tensor) -> np.ndarray | None:
+    def _mask_of(self, flags: torch.Tensor) -> np.ndarray | None:
         if flags.device.type != "cpu":
             flags = flags.cpu()
         mask = flags.numpy().reshape(-1)
@@ -253,40 +253,40 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                 f"EnvPool's reset takes no options (got {sorted(kwargs)}); seed with "
                 "env.set_seed(seed)."
             )
-        self._ep_pool()
-        runner = self._ep_runner
+        self._pool()
+        runner = self._runner
         if self.is_async:
-            if self._ep_mask(tensordict, "_reset") is not None:
+            if self._mask(tensordict, "_reset") is not None:
                 raise hub.errors.HubError(
                     "in async mode reset() restarts every env; an env whose episode ended "
                     "restarts with the next step_send() to it (see docs/envpool.md, 'Async mode')."
                 )
-            return self._ep_pack(runner.reset_async())
-        mask = self._ep_mask(tensordict, "_reset")
+            return self._pack(runner.reset_async())
+        mask = self._mask(tensordict, "_reset")
         if mask is None:
-            return self._ep_pack(runner.reset(None))
-        return self._ep_pack(runner.reset(mask, self._ep_inputs(tensordict)))
+            return self._pack(runner.reset(None))
+        return self._pack(runner.reset(mask, self._inputs(tensordict)))
 
-    def _ep_inputs(self, tensordict: TensorDictBase) -> dict[Any, np.ndarray]:
+    def _inputs(self, tensordict: TensorDictBase) -> dict[Any, np.ndarray]:
         """The observations and done flags of a partial reset's input, as arrays (the rows of
         the envs that are not reset are kept from them: ``masks_partial_resets``)."""
         inputs = {}
-        for key in (*self._ep_obs_keys, "done", "terminated", "truncated"):
+        for key in (*self._obs_keys, "done", "terminated", "truncated"):
             value = tensordict.get(key, None)
             if isinstance(value, torch.Tensor):
                 inputs[key] = value.numpy(force=True)
         return inputs
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        runner = self._ep_runner
+        runner = self._runner
         if runner.raw is None or self.is_async:
-            self._ep_cannot_step()
+            self._cannot_step()
         flags = tensordict.get("_step", None)
-        action = self._ep_write_action(tensordict.get("action"))
-        out = runner.step(action, None if flags is None else self._ep_mask_of(flags))
-        if self._ep_nested:
-            return self._ep_pack(out)
-        return self._ep_new_td(out)
+        action = self._write_action(tensordict.get("action"))
+        out = runner.step(action, None if flags is None else self._mask_of(flags))
+        if self._nested:
+            return self._pack(out)
+        return self._new_td(out)
 
     def step_and_maybe_reset(
         self, tensordict: TensorDictBase
@@ -299,16 +299,16 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         collectors and of ``rollout``, where that dispatch is about a sixth of the Python work
         of a small env's step (CartPole: 11.7 against 13.9 µs in a loop without EnvPool's
         wait)."""
-        runner = self._ep_runner
-        if not (self._ep_lean and runner.raw is not None and self._plain_step_ok(tensordict)):
+        runner = self._runner
+        if not (self._lean and runner.raw is not None and self._plain_step_ok(tensordict)):
             return super().step_and_maybe_reset(tensordict)
         self._check_actions(tensordict)
-        out = runner.step(self._ep_write_action(fast_get(tensordict, "action")), None)
-        fast_set(tensordict, "next", self._ep_new_td(out))  # all three done flags: complete
+        out = runner.step(self._write_action(fast_get(tensordict, "action")), None)
+        fast_set(tensordict, "next", self._new_td(out))  # all three done flags: complete
         next_input = self.step_mdp(tensordict)
         reset = runner.reset_ended()  # as _reset_finished after a step of every env
         if reset is not None:
-            next_input.update(self._ep_new_td(reset))
+            next_input.update(self._new_td(reset))
         return tensordict, next_input
 
     def _step_into(
@@ -318,14 +318,14 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         EnvPool's arrays are copied in with numpy, without a tensor or tensordict per step.
         For CPU envs in sync mode with flat observations whose ``out`` holds exactly the
         step's entries; anything else goes through ``_step``."""
-        runner = self._ep_runner
-        if runner.raw is None or self.is_async or runner.move is not None or self._ep_nested:
+        runner = self._runner
+        if runner.raw is None or self.is_async or runner.move is not None or self._nested:
             return NotImplemented
-        targets = targets_for_out(self, "_ep_direct", out, self._ep_direct_targets)
+        targets = targets_for_out(self, "_direct", out, self._direct_targets)
         if targets is None:
             return NotImplemented
         obs_targets, reward, done_out, terminated, truncated = targets  # _FLAG_NAMES' order
-        action = self._ep_write_action(tensordict.get("action"))
+        action = self._write_action(tensordict.get("action"))
         states, done, trunc = runner.step_arrays(action, None)
         copyto = np.copyto
         for i, target in obs_targets:
@@ -336,11 +336,11 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         np.greater(done_out, truncated, out=terminated)  # done and not truncated
         return None
 
-    def _ep_direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[Any, ...] | None:
+    def _direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[Any, ...] | None:
         """Numpy views of ``out`` for :meth:`_step_into`: ``([(slot, array) per observation],
         reward, done, terminated, truncated)``, or ``None`` when ``out`` is not exactly the
         step's entries with their specs' shapes and dtypes, on the CPU."""
-        obs_slots = self._ep_runner.obs_slots
+        obs_slots = self._runner.obs_slots
         spec = self.full_observation_spec
         wanted = {key: (spec[key].shape, spec[key].dtype) for key, _ in obs_slots}
         wanted["reward"] = (self.reward_spec.shape, self.reward_spec.dtype)
@@ -363,28 +363,28 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         first ones in the reset rows, and every done flag ``False``). After a partial step, or
         with ``checks`` or ``auto_reset``, the generic path runs.
         """
-        runner = self._ep_runner
+        runner = self._runner
         if not runner.stepped_all or self.checks or self.auto_reset:
             super()._reset_finished(next_input)
             return
         out = runner.reset_ended()
         if out is not None:
-            next_input.update(self._ep_pack(out))
+            next_input.update(self._pack(out))
 
-    def _ep_new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
+    def _new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
         """The tensordict of a flat ``out`` of the runner's tensors, without tensordict's checks:
         they have the batch size and device by construction, and the checks cost more than the
         rest of the step's Python work for small envs (CartPole)."""
-        return prebuilt_tensordict(out, self._ep_batch_size, self.device)
+        return prebuilt_tensordict(out, self._pool_batch_size, self.device)
 
-    def _ep_cannot_step(self) -> None:
+    def _cannot_step(self) -> None:
         if self.is_async:
             raise hub.errors.HubError(
                 "in async mode (batch_size < num_workers) each step returns whichever envs "
                 "finish first, so step() cannot pair a step with its result: use "
                 "env.step_send(td) and env.step_fetch() (see docs/envpool.md, 'Async mode')."
             )
-        self._ep_runner.pending.check_step(None)  # says "reset first"
+        self._runner.pending.check_step(None)  # says "reset first"
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
@@ -441,7 +441,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             >>> env.step_fetch()["env_id"].shape
             torch.Size([2])
         """
-        self._ep_async_only("step_send")
+        self._async_only("step_send")
         self._check_actions(tensordict)  # shape, dtype (or a cast) and discrete values
         action = tensordict.get("action")
         ids = tensordict.get("env_id").reshape(-1).cpu().numpy()
@@ -452,7 +452,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                 f"values {ids.tolist()[:16]}",
                 where="step_send",
             )
-        self._ep_runner.send(self._ep_write_action(action), ids.astype(np.int32))
+        self._runner.send(self._write_action(action), ids.astype(np.int32))
 
     def step_fetch(self) -> TensorDictBase:
         """Async mode: wait for the next ``batch_size`` envs to finish a step and return them.
@@ -461,10 +461,10 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         row it is) and ``"is_init"`` (the row starts an episode: a reset's output, not a
         transition, and its reward is 0).
         """
-        self._ep_async_only("step_fetch")
-        return self._ep_pack(self._ep_runner.fetch())
+        self._async_only("step_fetch")
+        return self._pack(self._runner.fetch())
 
-    def _ep_async_only(self, what: str) -> None:
+    def _async_only(self, what: str) -> None:
         if not self.is_async:
             raise AsyncCallError(
                 f"{what}() is for EnvPool's async mode (batch_size < num_workers); this env "
@@ -474,11 +474,11 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             raise hub.errors.ClosedEnvError(
                 f"{what}() was called on a closed {type(self).__name__}."
             )
-        if self._ep_runner.raw is None:
+        if self._runner.raw is None:
             raise AsyncCallError(f"{what}() before reset(): call env.reset() first.")
 
     def _close(self) -> None:
-        self._ep_runner.detach()  # first: it may collect a reset still under way
+        self._runner.detach()  # first: it may collect a reset still under way
         super()._close()
 
     # ------------------------------------------------------------------ rendering
@@ -583,7 +583,7 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
         self.env_type = env_type or compat.env_type_for(_active_gym_backend())
         if self.env_type not in ("gym", "gymnasium"):
             raise ValueError(f"env_type must be 'gym' or 'gymnasium', got {self.env_type!r}.")
-        self._ep_sizes(int(num_workers), int(batch_size or num_workers), unbatched)
+        self._sizes(int(num_workers), int(batch_size or num_workers), unbatched)
         super().__init__(
             None,
             categorical_action_encoding=categorical_action_encoding,
@@ -593,7 +593,7 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
             **kwargs,
         )
 
-    def _ep_pool_kwargs(self) -> dict[str, Any]:
+    def _pool_kwargs(self) -> dict[str, Any]:
         kwargs = dict(self.create_env_kwargs)
         kwargs["num_envs"] = self.num_workers
         kwargs["batch_size"] = self.pool_batch_size
@@ -603,7 +603,7 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
         import envpool
 
         try:
-            self._ep_spec = envpool.make_spec(self.env_name, **self._ep_pool_kwargs())
+            self._spec = envpool.make_spec(self.env_name, **self._pool_kwargs())
         except KeyError:
             known = compat.list_task_ids()
             if self.env_name in known:
@@ -618,20 +618,20 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
             ) from None
         return None  # the pool itself is built at the first reset
 
-    def _ep_task_spec(self) -> Any:
-        return self._ep_spec
+    def _task_spec(self) -> Any:
+        return self._spec
 
-    def _ep_spaces(self) -> tuple[Any, Any]:
-        return compat.spaces_of(self._ep_spec, self.env_type)
+    def _spaces(self) -> tuple[Any, Any]:
+        return compat.spaces_of(self._spec, self.env_type)
 
-    def _ep_pool(self) -> Any:
+    def _pool(self) -> Any:
         if self._env is None and not self.is_closed:
             import envpool
 
             with warnings.catch_warnings():  # gymnasium warns about EnvPool's float64 bounds
                 warnings.simplefilter("ignore", UserWarning)
-                pool = envpool.make(self.env_name, env_type=self.env_type, **self._ep_pool_kwargs())
-            self._ep_attach(pool)
+                pool = envpool.make(self.env_name, env_type=self.env_type, **self._pool_kwargs())
+            self._attach(pool)
             self._env = pool
         return self._env
 
@@ -657,7 +657,7 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
     def _ep_drop_pool(self) -> None:
         if self._env is not None:
             pool, self._env = self._env, None
-            self._ep_runner.detach()
+            self._runner.detach()
             close = getattr(pool, "close", None)
             if callable(close):
                 close()

@@ -305,12 +305,12 @@ def test_the_reset_sent_early_is_collected_by_whatever_comes_next(then):
     pool = envpool.make("CartPole-v1", env_type="gymnasium", num_envs=n, seed=5)
     pool.reset()
     done, td = _step_until_an_episode_ends(env, pool, n)
-    assert env._ep_runner.inflight is not None  # the reset is under way
+    assert env._runner.inflight is not None  # the reset is under way
     ended = np.flatnonzero(done).astype(np.int32)
     first = pool.reset(ended)[0]  # what the early reset computes
     if then == "close":
         env.close()
-        assert env._ep_runner.inflight is None
+        assert env._runner.inflight is None
         return
     if then == "set-seed":
         env.set_seed(5)
@@ -375,7 +375,7 @@ def test_step_into_writes_what_step_returns(task):
     for _ in range(120 if task == "CartPole-v1" else 30):
         action = envs[0].rand_action(tds[0])["action"]
         assert envs[0].step_into(tds[0].set("action", action), out) is None
-        assert "_ep_direct" in envs[0].__dict__  # the direct path, not the generic copy
+        assert "_direct" in envs[0].__dict__  # the direct path, not the generic copy
         data, tds[1] = envs[1].step_and_maybe_reset(tds[1].set("action", action.clone()))
         for key in keys:
             assert torch.equal(out[key], data["next", key]), key

@@ -28,7 +28,7 @@ def _count_step_calls(env: MultiThreadedEnv) -> list[int]:
         calls[0] += 1
         return step(td)
 
-    env._step = counted  # on the instance: the class's methods, which _ep_lean checks, stay
+    env._step = counted  # on the instance: the class's methods, which _lean checks, stay
     return calls
 
 
@@ -45,7 +45,7 @@ def _loop(env: MultiThreadedEnv, actions: torch.Tensor) -> list[tuple[TensorDict
 @pytest.mark.parametrize("task, n, steps", [("CartPole-v1", 4, 300), ("Pong-v5", 2, 40)])
 def test_lean_path_gives_the_generic_paths_data_across_episode_ends(task, n, steps):
     lean, generic = _make(task, n), _make(task, n)
-    generic._ep_lean = False
+    generic._lean = False
     lean_calls, generic_calls = _count_step_calls(lean), _count_step_calls(generic)
     torch.manual_seed(0)
     actions = lean.full_action_spec["action"].rand((steps,))
@@ -66,7 +66,7 @@ def test_lean_path_gives_the_generic_paths_data_across_episode_ends(task, n, ste
 
 def test_rollout_steps_through_the_lean_path_with_the_same_data():
     lean, generic = _make("CartPole-v1", 4), _make("CartPole-v1", 4)
-    generic._ep_lean = False
+    generic._lean = False
     lean_calls = _count_step_calls(lean)
     torch.manual_seed(1)
     actions = lean.full_action_spec["action"].rand((120,))
@@ -105,7 +105,7 @@ def test_the_generic_path_runs_where_the_common_case_does_not_hold():
             return super()._step(tensordict)
 
     logged = Logged(2, "CartPole-v1", categorical_action_encoding=True)
-    assert not logged._ep_lean
+    assert not logged._lean
     logged.step_and_maybe_reset(logged.rand_action(logged.reset()))
     assert Logged.seen == 1  # a subclass's _step is never bypassed
     for e in (checked, env, logged):
