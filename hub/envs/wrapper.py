@@ -38,9 +38,11 @@ from typing import Any
 
 from hub.envs.base import EnvBase
 
-__all__ = ["EnvWrapper"]
+__all__ = ["EnvWrapper", "BASE_KWARGS"]
 
-_BASE_KWARGS = (
+#: the keyword arguments of ``EnvBase.__init__``: a wrapper passes these to ``EnvBase`` and
+#: the others to ``_check_kwargs`` and ``_build_env``
+BASE_KWARGS = (
     "device",
     "batch_size",
     "checks",
@@ -63,7 +65,7 @@ class EnvWrapper(EnvBase):
     """
 
     def __init__(self, env: Any = None, **kwargs: Any) -> None:
-        base = {k: kwargs.pop(k) for k in _BASE_KWARGS if k in kwargs}
+        base = {k: kwargs.pop(k) for k in BASE_KWARGS if k in kwargs}
         super().__init__(**base)
         if env is not None:
             kwargs["env"] = env

@@ -26,6 +26,7 @@ from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub.envs.utils import fast_get, fast_set, out_arrays, prebuilt_tensordict, targets_for_out
+from hub.envs.wrapper import BASE_KWARGS
 from hub.specs import Bounded, Composite, Unbounded
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
@@ -534,11 +535,5 @@ class GymEnv(GymWrapper):
         )
 
 
-_BASE_KWARGS = (
-    "batch_size",
-    "checks",
-    "spec_locked",
-    "auto_reset",
-    "auto_reset_replace",
-    "allow_done_after_reset",
-)
+# the EnvBase arguments GymEnv passes on (device is its own argument)
+_BASE_KWARGS = tuple(k for k in BASE_KWARGS if k != "device")
