@@ -291,16 +291,7 @@ class GymWrapper(hub.GymLikeEnv):
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        flags = self._flags[(False, False)]  # a first step is never done
-        out["terminated"] = from_numpy(flags[0].copy())
-        out["truncated"] = from_numpy(flags[1].copy())
-        out["done"] = from_numpy(flags[2].copy())
-        if self.device is not None:
-            out = self._to_device(out)
-        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.info_dict_reader:
-            reader(info, td)
-        return td
+        return self._finish_output(out, (False, False), info)  # a first step is never done
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         if self._vector is not None:
@@ -310,8 +301,15 @@ class GymWrapper(hub.GymLikeEnv):
         out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        flags = self._flags[(bool(terminated), bool(truncated))]
         out["reward"] = from_numpy(np.array((reward,), dtype=np.float32))
+        return self._finish_output(out, (bool(terminated), bool(truncated)), info)
+
+    def _finish_output(
+        self, out: dict[str, Any], ended: tuple[bool, bool], info: Any
+    ) -> TensorDictBase:
+        """The done flags of ``ended`` (terminated, truncated) added to ``out``, then the
+        tensordict of a reset or step output, with the info readers' entries."""
+        flags = self._flags[ended]
         out["terminated"] = from_numpy(flags[0].copy())
         out["truncated"] = from_numpy(flags[1].copy())
         out["done"] = from_numpy(flags[2].copy())
