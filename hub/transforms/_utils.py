@@ -28,6 +28,7 @@ __all__ = [
     "cast_spec",
     "where_mask",
     "carry_in_state",
+    "step_again",
 ]
 
 NestedKey = str | tuple[str, ...]
@@ -167,3 +168,41 @@ def carry_in_state(input_spec: Composite, specs: dict[NestedKey, Any]) -> Compos
     for key, spec in specs.items():
         state[key] = spec.clone()
     return input_spec
+
+
+def step_again(
+    parent: Any,
+    tensordict: TensorDictBase,
+    next_tensordict: TensorDictBase,
+    times: int,
+    inputs_for: Callable[[int, TensorDictBase], TensorDictBase],
+) -> TensorDictBase:
+    """Step ``parent`` up to ``times - 1`` more times after the step of ``tensordict`` that gave
+    ``next_tensordict``, leaving out the sub-envs whose episode ended (``"_step"``), and sum
+    the rewards: the ``"next"`` data of the last step, with the summed rewards.
+
+    ``inputs_for(i, inputs)`` sets the actions of step ``i`` (1, 2, ...) into the next input.
+    ``FrameSkipTransform`` repeats the action; ``MultiAction`` takes the i-th of a sequence.
+    """
+    rewards = parent.reward_keys
+    totals = {key: next_tensordict.get(key) for key in rewards}
+    current = tensordict.copy().set("next", next_tensordict)
+    done_key = ("next",) + as_tuple(parent.done_key)
+    dims = tensordict.batch_dims
+    for i in range(1, times):
+        done = current.get(done_key)
+        running = ~done.reshape(done.shape[:dims] + (-1,)).any(-1)
+        if not bool(running.any()):
+            break
+        inputs = inputs_for(i, parent.step_mdp(current))
+        if not bool(running.all()):
+            inputs.set("_step", running)
+        current = parent.step(inputs)
+        if "_step" in current.keys():
+            current = current.exclude("_step")
+        for key in rewards:
+            totals[key] = totals[key] + current.get(("next",) + as_tuple(key))
+    out = current.get("next")
+    for key, total in totals.items():
+        out.set(key, total)
+    return out

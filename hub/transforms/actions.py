@@ -27,8 +27,7 @@ from hub.specs import (
     OneHot,
     TensorSpec,
 )
-from hub.transforms._utils import NestedKey, norm_key
-from hub.transforms._utils import as_tuple as _tuple
+from hub.transforms._utils import NestedKey, norm_key, step_again
 from hub.transforms.transform import Transform
 
 __all__ = [
@@ -461,24 +460,10 @@ class MultiAction(Transform):
             raise HubError("MultiAction steps the env it belongs to: use it in one.")
         sequence = self._sequence
         dim = tensordict.batch_dims
-        rewards = parent.reward_keys
-        totals = {key: next_tensordict.get(key) for key in rewards}
-        current = tensordict.copy().set("next", next_tensordict)
-        done_key = ("next",) + _tuple(parent.done_key)
-        for i in range(1, self.n_actions):
-            done = current.get(done_key)
-            running = ~done.reshape(done.shape[:dim] + (-1,)).any(-1)
-            if not bool(running.any()):
-                break
-            inputs = parent.step_mdp(current)
+
+        def inputs_for(i: int, inputs: TensorDictBase) -> TensorDictBase:
             for key, value in sequence.items():
                 inputs.set(key, value.select(dim, i))
-            if not bool(running.all()):
-                inputs.set("_step", running)
-            current = parent.step(inputs)
-            for key in rewards:
-                totals[key] = totals[key] + current.get(("next",) + _tuple(key))
-        out = current.get("next")
-        for key, total in totals.items():
-            out.set(key, total)
-        return out
+            return inputs
+
+        return step_again(parent, tensordict, next_tensordict, self.n_actions, inputs_for)

@@ -26,7 +26,13 @@ from tensordict import TensorDictBase
 
 from hub.errors import HubError
 from hub.specs import Bounded, Categorical, Composite, MultiOneHot, OneHot, TensorSpec
-from hub.transforms._utils import NestedKey, map_spec_shape, reset_mask, where_mask
+from hub.transforms._utils import (
+    NestedKey,
+    map_spec_shape,
+    reset_mask,
+    step_again,
+    where_mask,
+)
 from hub.transforms.transform import Transform
 
 __all__ = [
@@ -270,36 +276,17 @@ class FrameSkipTransform(Transform):
         parent = self.parent
         if parent is None:
             raise HubError("FrameSkipTransform steps the env it belongs to: use it in one.")
-        rewards = parent.reward_keys
-        done_key = parent.done_key
         actions = tensordict.select(*parent.action_keys)
-        totals = {key: next_tensordict.get(key) for key in rewards}
-        current = tensordict.copy().set("next", next_tensordict)
-        batch_dims = tensordict.batch_dims
-        for _ in range(self.frame_skip - 1):
-            done = current.get(("next",) + _tuple(done_key))
-            running = ~done.reshape(done.shape[:batch_dims] + (-1,)).any(-1)
-            if not bool(running.any()):
-                break
-            inputs = parent.step_mdp(current).update(actions)
-            if not bool(running.all()):
-                inputs.set("_step", running)
-            current = parent.step(inputs)
-            if "_step" in current.keys():
-                current = current.exclude("_step")
-            for key in rewards:
-                totals[key] = totals[key] + current.get(("next",) + _tuple(key))
-        out = current.get("next")
-        for key, total in totals.items():
-            out.set(key, total)
-        return out
+        return step_again(
+            parent,
+            tensordict,
+            next_tensordict,
+            self.frame_skip,
+            lambda _, inputs: inputs.update(actions),
+        )
 
     def _extra_repr(self) -> str:
         return f"frame_skip={self.frame_skip}"
-
-
-def _tuple(key: NestedKey) -> tuple[str, ...]:
-    return (key,) if isinstance(key, str) else key
 
 
 class NoopResetEnv(Transform):
