@@ -144,6 +144,11 @@ class VectorRunner:
             not_done.clone(),
             not_done.clone(),
         )
+        return self._output(out, info)
+
+    def _output(self, out: dict[str, Any], info: Any) -> TensorDictBase:
+        """The tensordict of a reset or step output, on the env's device, with the info
+        readers' entries."""
         if self.device is not None:
             out = {key: value.to(self.device) for key, value in out.items()}
         td = TensorDict(out, batch_size=self.batch_size, device=self.device)
@@ -299,12 +304,7 @@ class VectorRunner:
         out["terminated"] = torch.from_numpy(np.array(terminated, dtype=bool).reshape(n, 1))
         out["truncated"] = torch.from_numpy(np.array(truncated, dtype=bool).reshape(n, 1))
         out["done"] = torch.from_numpy(done.reshape(n, 1).copy())
-        if self.device is not None:
-            out = {key: value.to(self.device) for key, value in out.items()}
-        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.wrapper.info_dict_reader:
-            reader(info, td)
-        return td
+        return self._output(out, info)
 
     def _episode_ends(self, done: np.ndarray, out: dict[str, Any], info: Any) -> None:
         """Record finished sub-envs; in same-step mode, swap in their true last observations."""
