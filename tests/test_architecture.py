@@ -243,3 +243,22 @@ def test_the_public_api_is_declared_once():
     assert [n for n in dir(hub) if not n.startswith("__")] == hub.__all__
     for name in hub.__all__:
         assert getattr(hub, name) is not None
+
+
+def test_nothing_in_hub_imports_the_conformance_kit():
+    """``hub.testing`` may use everything; no other module of hub imports it (the contract of
+    pyproject.toml covers its submodules; this covers the package itself, whether or not it
+    exists yet)."""
+    bad = []
+    for path in python_files("hub"):
+        if "testing" in path.relative_to(ROOT / "hub").parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            if any(n == "hub.testing" or n.startswith("hub.testing.") for n in names):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert bad == []
