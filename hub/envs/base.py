@@ -53,7 +53,8 @@ from hub.envs._fast_td import (
     new_td,
     shallow,
 )
-from hub.envs.done import any_true, complete_done_flags, complete_done_spec, done_prefixes
+from hub.envs.done import any_true, complete_done_flags
+from hub.envs.env_keys import KeyList, OnlyKey, compute_keys
 from hub.envs.reset_masks import (
     drop_reset_entries,
     mask_dims,
@@ -62,20 +63,23 @@ from hub.envs.reset_masks import (
     read_reset_masks,
 )
 from hub.envs.seeding import check_seed, next_seed
+from hub.envs.spec_slots import (
+    INPUT_SPECS,
+    OUTPUT_SPECS,
+    FullSpec,
+    LeafSpec,
+    assign,
+    complete_default_specs,
+    copy_into,
+    empty_groups,
+    set_full,
+)
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError
-from hub.specs import Categorical, Composite, TensorSpec, Unbounded
+from hub.specs import Composite, TensorSpec
 
 __all__ = ["EnvBase"]
 
 NestedKey = str | tuple[str, ...]
-
-
-def _as_tuple(key: NestedKey) -> tuple[str, ...]:
-    return (key,) if isinstance(key, str) else tuple(key)
-
-
-def _as_key(key: tuple[str, ...]) -> NestedKey:
-    return key[0] if len(key) == 1 else key
 
 
 class _EnvMeta(type):
@@ -140,39 +144,13 @@ class EnvBase(metaclass=_EnvMeta):
         self._closed = False
         self._auto_reset_cache: TensorDictBase | None = None
         self._keys_ready = False
-        bs = self._batch_size
-        dev = self._device
-        self._output_spec = Composite(
-            full_observation_spec=Composite(shape=bs, device=dev),
-            full_reward_spec=Composite(shape=bs, device=dev),
-            full_done_spec=Composite(shape=bs, device=dev),
-            shape=bs,
-            device=dev,
-        )
-        self._input_spec = Composite(
-            full_action_spec=Composite(shape=bs, device=dev),
-            full_state_spec=Composite(shape=bs, device=dev),
-            shape=bs,
-            device=dev,
-        )
+        self._output_spec, self._input_spec = empty_groups(self._batch_size, self._device)
 
     # ------------------------------------------------------------------ construction
     def _ensure_default_specs(self) -> None:
         """Add the default done flags and reward when the subclass declared none, and complete
         every done level with ``done``, ``terminated`` and ``truncated``."""
-        done = self._output_spec["full_done_spec"]
-        if not list(done.keys()):
-            self._assign("full_done_spec", "done", self._default_flag_spec())
-        locked = self._output_spec.is_locked
-        if locked:
-            self._output_spec.unlock_()
-        complete_done_spec(self._output_spec["full_done_spec"])
-        if locked:
-            self._output_spec.lock_()
-        if not list(self._output_spec["full_reward_spec"].keys()):
-            shape = self._batch_size + (1,)
-            self._assign("full_reward_spec", "reward", Unbounded(shape, device=self._device))
-        self._keys_ready = False
+        complete_default_specs(self)
 
     def _post_init(self) -> None:
         """Complete the specs once the subclass's ``__init__`` has set them, then lock them."""
@@ -181,9 +159,6 @@ class EnvBase(metaclass=_EnvMeta):
             self._output_spec.lock_()
             self._input_spec.lock_()
         self._compute_keys()
-
-    def _default_flag_spec(self) -> TensorSpec:
-        return Categorical(2, shape=self._batch_size + (1,), device=self._device, dtype=torch.bool)
 
     # ------------------------------------------------------------------ batch size and device
     @property
@@ -204,23 +179,7 @@ class EnvBase(metaclass=_EnvMeta):
                         f"{list(value)} after specs of shape {list(self._batch_size)} were set."
                     )
         self._batch_size = value
-        self.__init_specs_shape(value)
-
-    def __init_specs_shape(self, value: torch.Size) -> None:
-        dev = self._device
-        self._output_spec = Composite(
-            full_observation_spec=Composite(shape=value, device=dev),
-            full_reward_spec=Composite(shape=value, device=dev),
-            full_done_spec=Composite(shape=value, device=dev),
-            shape=value,
-            device=dev,
-        )
-        self._input_spec = Composite(
-            full_action_spec=Composite(shape=value, device=dev),
-            full_state_spec=Composite(shape=value, device=dev),
-            shape=value,
-            device=dev,
-        )
+        self._output_spec, self._input_spec = empty_groups(value, self._device)
         self._keys_ready = False
 
     @property
@@ -236,7 +195,7 @@ class EnvBase(metaclass=_EnvMeta):
 
     @output_spec.setter
     def output_spec(self, value: Composite) -> None:
-        for name in ("full_observation_spec", "full_reward_spec", "full_done_spec"):
+        for name in OUTPUT_SPECS:
             self._set_full(name, value[name])
 
     @property
@@ -246,152 +205,49 @@ class EnvBase(metaclass=_EnvMeta):
 
     @input_spec.setter
     def input_spec(self, value: Composite) -> None:
-        for name in ("full_action_spec", "full_state_spec"):
+        for name in INPUT_SPECS:
             self._set_full(name, value[name])
 
-    def _group(self, name: str) -> Composite:
-        return (
-            self._input_spec
-            if name in ("full_action_spec", "full_state_spec")
-            else self._output_spec
-        )
-
-    def _check_spec_shape(self, name: str, spec: TensorSpec) -> TensorSpec:
-        bs = self._batch_size
-        if spec.shape[: len(bs)] != bs:
-            raise ValueError(
-                f"{name} has shape {list(spec.shape)}, which does not start with the env's batch "
-                f"size {list(bs)}: specs hold the batch dims first. Use "
-                f"spec.expand({', '.join(str(d) for d in bs + spec.shape)}) or build it with that shape."
-            )
-        if self._device is not None and spec.device != self._device:
-            spec = spec.to(self._device)
-        return spec
+    # overridden by TransformedEnv, whose specs come from its base env
+    def _set_full(self, name: str, spec: TensorSpec) -> None:
+        set_full(self, name, spec)
 
     def _assign(self, group_name: str, key: NestedKey, spec: TensorSpec) -> None:
-        """Set ``spec`` at ``key`` inside one of the five full specs, relocking if needed."""
-        group = self._group(group_name)
-        locked = group.is_locked
-        if locked:
-            group.unlock_()
-        try:
-            group[group_name][key] = self._check_spec_shape(f"{group_name}[{key!r}]", spec)
-        finally:
-            if locked:
-                group.lock_()
-        self._keys_ready = False
+        assign(self, group_name, key, spec)
 
-    def _set_full(self, name: str, spec: TensorSpec) -> None:
-        if not isinstance(spec, Composite):
-            raise TypeError(f"{name} must be a Composite, got {type(spec).__name__}.")
-        spec = self._check_spec_shape(name, spec)
-        if spec.shape != self._batch_size:
-            spec = spec.clone()
-            spec.unlock_()
-            spec = _reshape_composite(spec, self._batch_size)
-        group = self._group(name)
-        locked = group.is_locked
-        if locked:
-            group.unlock_()
-        try:
-            group[name] = spec
-            if name == "full_done_spec" and list(spec.keys()):
-                complete_done_spec(group[name])
-        finally:
-            if locked:
-                group.lock_()
-        self._keys_ready = False
-
-    def _set_leaf(self, full_name: str, default_key: str, spec: TensorSpec) -> None:
-        if isinstance(spec, Composite):
-            self._set_full(full_name, spec)
-            return
-        spec = self._check_spec_shape(full_name.replace("full_", ""), spec)
-        self._set_full(
-            full_name, Composite({default_key: spec}, shape=self._batch_size, device=self._device)
-        )
-
-    def _leaf_or_full(self, full_name: str) -> TensorSpec:
-        full = self._group(full_name)[full_name]
-        keys = list(full.keys(include_nested=True, leaves_only=True))
-        if len(keys) == 1:
-            return full[keys[0]]
-        return full
-
-    @property
-    def full_observation_spec(self) -> Composite:
-        """Every observation entry, as written under ``"next"`` by ``step`` and by ``reset``."""
-        return self._output_spec["full_observation_spec"]
-
-    @full_observation_spec.setter
-    def full_observation_spec(self, value: Composite) -> None:
-        self._set_full("full_observation_spec", value)
-
+    # each pair: the full spec (a Composite) and its leaf (hub.envs.spec_slots)
+    full_observation_spec = FullSpec(
+        "full_observation_spec",
+        """Every observation entry, as written under ``"next"`` by ``step`` and by ``reset``.""",
+    )
     observation_spec = full_observation_spec
-
-    @property
-    def full_action_spec(self) -> Composite:
-        """Every action entry (nested for multi-agent envs)."""
-        return self._input_spec["full_action_spec"]
-
-    @full_action_spec.setter
-    def full_action_spec(self, value: Composite) -> None:
-        self._set_full("full_action_spec", value)
-
-    @property
-    def action_spec(self) -> TensorSpec:
-        """The action's leaf spec when the env has one action entry, else ``full_action_spec``."""
-        return self._leaf_or_full("full_action_spec")
-
-    @action_spec.setter
-    def action_spec(self, value: TensorSpec) -> None:
-        self._set_leaf("full_action_spec", "action", value)
-
-    @property
-    def full_reward_spec(self) -> Composite:
-        """Every reward entry."""
-        return self._output_spec["full_reward_spec"]
-
-    @full_reward_spec.setter
-    def full_reward_spec(self, value: Composite) -> None:
-        self._set_full("full_reward_spec", value)
-
-    @property
-    def reward_spec(self) -> TensorSpec:
-        """The reward's leaf spec when the env has one reward entry, else ``full_reward_spec``."""
-        return self._leaf_or_full("full_reward_spec")
-
-    @reward_spec.setter
-    def reward_spec(self, value: TensorSpec) -> None:
-        self._set_leaf("full_reward_spec", "reward", value)
-
-    @property
-    def full_done_spec(self) -> Composite:
-        """Every done flag: ``done``, ``terminated`` and ``truncated`` at each done level."""
-        return self._output_spec["full_done_spec"]
-
-    @full_done_spec.setter
-    def full_done_spec(self, value: Composite) -> None:
-        self._set_full("full_done_spec", value)
-
-    @property
-    def done_spec(self) -> TensorSpec:
-        """The done flags (a Composite, since ``terminated`` and ``truncated`` always exist)."""
-        return self._leaf_or_full("full_done_spec")
-
-    @done_spec.setter
-    def done_spec(self, value: TensorSpec) -> None:
-        self._set_leaf("full_done_spec", "done", value)
-
-    @property
-    def full_state_spec(self) -> Composite:
-        """Inputs other than actions that ``_step`` reads (the state of stateless envs)."""
-        return self._input_spec["full_state_spec"]
-
-    @full_state_spec.setter
-    def full_state_spec(self, value: Composite) -> None:
-        self._set_full("full_state_spec", value)
-
+    full_action_spec = FullSpec(
+        "full_action_spec", """Every action entry (nested for multi-agent envs)."""
+    )
+    action_spec = LeafSpec(
+        "full_action_spec",
+        "action",
+        """The action's leaf spec when the env has one action entry, else ``full_action_spec``.""",
+    )
+    full_reward_spec = FullSpec("full_reward_spec", """Every reward entry.""")
+    reward_spec = LeafSpec(
+        "full_reward_spec",
+        "reward",
+        """The reward's leaf spec when the env has one reward entry, else ``full_reward_spec``.""",
+    )
+    full_done_spec = FullSpec(
+        "full_done_spec",
+        """Every done flag: ``done``, ``terminated`` and ``truncated`` at each done level.""",
+    )
+    done_spec = LeafSpec(
+        "full_done_spec",
+        "done",
+        """The done flags (a Composite, since ``terminated`` and ``truncated`` always exist).""",
+    )
+    full_state_spec = FullSpec(
+        "full_state_spec",
+        """Inputs other than actions that ``_step`` reads (the state of stateless envs).""",
+    )
     state_spec = full_state_spec
 
     def set_spec_lock_(self, mode: bool = True) -> EnvBase:
@@ -409,124 +265,32 @@ class EnvBase(metaclass=_EnvMeta):
 
     # ------------------------------------------------------------------ keys
     def _compute_keys(self) -> None:
-        # bumped each time the specs are read again after a change: envs built on this one
-        # (a TransformedEnv) compare it to know when to recompute their own specs
-        self._spec_version = self.__dict__.get("_spec_version", 0) + 1
-        full_action = self._input_spec["full_action_spec"]
-        self._action_keys = [
-            _as_key(_as_tuple(k)) for k in full_action.keys(include_nested=True, leaves_only=True)
-        ]
-        self._reward_keys = [
-            _as_key(_as_tuple(k))
-            for k in self._output_spec["full_reward_spec"].keys(
-                include_nested=True, leaves_only=True
-            )
-        ]
-        done_spec = self._output_spec["full_done_spec"]
-        self._done_keys = [
-            _as_key(_as_tuple(k)) for k in done_spec.keys(include_nested=True, leaves_only=True)
-        ]
-        self._done_prefixes = done_prefixes(done_spec)
-        self._done_shapes = {
-            p: (done_spec[p + ("done",)] if p else done_spec["done"]).shape
-            for p in self._done_prefixes
-        }
-        self._observation_keys = [
-            _as_key(_as_tuple(k))
-            for k in self._output_spec["full_observation_spec"].keys(
-                include_nested=True, leaves_only=True
-            )
-        ]
-        self._state_keys = [
-            _as_key(_as_tuple(k))
-            for k in self._input_spec["full_state_spec"].keys(include_nested=True, leaves_only=True)
-        ]
-        n_batch = len(self._batch_size)
-        self._action_checks = []
-        for key in self._action_keys:
-            spec = full_action[key]
-            self._action_checks.append(
-                (
-                    key,
-                    spec,
-                    spec.shape,
-                    spec.shape[n_batch:],
-                    spec.dtype,
-                    _checks.action_value_check(spec),
-                )
-            )
-        self._single_action = self._action_checks[0] if len(self._action_checks) == 1 else None
-        self._done_flag_keys = [p + ("done",) if p else "done" for p in self._done_prefixes]
-        self._reset_keys = [p + ("_reset",) if p else "_reset" for p in self._done_prefixes]
-        self._mdp_exclude = set(self._reward_keys) | {"next", "_reset", "_step"}
-        self._flat_rewards = all(isinstance(k, str) for k in self._reward_keys)
-        self._action_set = set(self._action_keys)
-        self._keys_ready = True
+        compute_keys(self)
 
     def _keys(self) -> None:
         if not self._keys_ready:
-            self._compute_keys()
+            compute_keys(self)
 
-    @property
-    def action_keys(self) -> list[NestedKey]:
-        """The keys of the action entries (nested keys are tuples)."""
-        self._keys()
-        return list(self._action_keys)
+    action_keys = KeyList(
+        "_action_keys", "The keys of the action entries (nested keys are tuples)."
+    )
+    reward_keys = KeyList("_reward_keys", "The keys of the reward entries.")
+    done_keys = KeyList(
+        "_done_keys",
+        "The keys of every done flag (``done``, ``terminated``, ``truncated`` at each level).",
+    )
+    observation_keys = KeyList("_observation_keys", "The keys of the observation entries.")
+    state_keys = KeyList("_state_keys", "The keys of the state entries.")
+    reset_keys = KeyList("_reset_keys", 'The ``"_reset"`` keys, one next to each ``done`` flag.')
 
-    @property
-    def action_key(self) -> NestedKey:
-        """The key of the env's action (raises when the env has several: use ``action_keys``)."""
-        return self._only("action", self.action_keys)
-
-    @property
-    def reward_keys(self) -> list[NestedKey]:
-        """The keys of the reward entries."""
-        self._keys()
-        return list(self._reward_keys)
-
-    @property
-    def reward_key(self) -> NestedKey:
-        """The key of the env's reward (raises when the env has several: use ``reward_keys``)."""
-        return self._only("reward", self.reward_keys)
-
-    @property
-    def done_keys(self) -> list[NestedKey]:
-        """The keys of every done flag (``done``, ``terminated``, ``truncated`` at each level)."""
-        self._keys()
-        return list(self._done_keys)
+    action_key = OnlyKey("action", "The key of the env's action (raises when it has several).")
+    reward_key = OnlyKey("reward", "The key of the env's reward (raises when it has several).")
 
     @property
     def done_key(self) -> NestedKey:
         """The key of the outermost ``done`` flag."""
         self._keys()
         return self._done_flag_keys[0]
-
-    @property
-    def observation_keys(self) -> list[NestedKey]:
-        """The keys of the observation entries."""
-        self._keys()
-        return list(self._observation_keys)
-
-    @property
-    def state_keys(self) -> list[NestedKey]:
-        """The keys of the state entries."""
-        self._keys()
-        return list(self._state_keys)
-
-    @property
-    def reset_keys(self) -> list[NestedKey]:
-        """The ``"_reset"`` keys, one next to each ``done`` flag."""
-        self._keys()
-        return list(self._reset_keys)
-
-    @staticmethod
-    def _only(kind: str, keys: list[NestedKey]) -> NestedKey:
-        if len(keys) != 1:
-            raise HubError(
-                f"this env has {len(keys)} {kind} entries ({keys}); {kind}_key names one. "
-                f"Use {kind}_keys instead."
-            )
-        return keys[0]
 
     # ------------------------------------------------------------------ the contract
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
@@ -750,26 +514,7 @@ class EnvBase(metaclass=_EnvMeta):
                 return written
             next_td = self._step(tensordict)
             complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
-        written = []
-        for key, buffer in out.items():
-            value = fast_get(next_td, key)
-            if value is None:
-                continue
-            if (
-                not isinstance(value, torch.Tensor)
-                or value.shape != buffer.shape
-                or value.dtype != buffer.dtype
-            ):
-                raise SpecMismatchError(
-                    key,
-                    f"shape {list(buffer.shape)} and dtype {buffer.dtype} (the specs' shape and "
-                    "dtype: check_env_specs(env) finds such mismatches)",
-                    _checks.describe(value),
-                    where=f"{type(self).__name__} step output",
-                )
-            buffer.copy_(value)
-            written.append(key)
-        return None if len(written) == len(out) else written
+        return copy_into(next_td, out, where=f"{type(self).__name__} step output")
 
     def _step_into(
         self, tensordict: TensorDictBase, out: dict[NestedKey, torch.Tensor]
@@ -1052,11 +797,3 @@ class EnvBase(metaclass=_EnvMeta):
 
 def _invert(masks: dict[tuple[str, ...], torch.Tensor]) -> dict[tuple[str, ...], torch.Tensor]:
     return {k: ~v for k, v in masks.items()}
-
-
-def _reshape_composite(spec: Composite, batch_size: torch.Size) -> Composite:
-    """A Composite with the env's batch size (children keep their own shapes)."""
-    out = Composite(shape=batch_size, device=spec.device)
-    for key, value in spec.items():
-        out[key] = value
-    return out
