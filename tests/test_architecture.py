@@ -19,7 +19,7 @@ import hub
 from hub.envs.subclass_hooks import SUBCLASS_ATTRIBUTES, SUBCLASS_HOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN_PACKAGES = ("hub_builtin", "hub_gym", "hub_envpool", "hub_dm_control")
+PLUGIN_PACKAGES = ("hub_builtin", "hub_gym", "hub_envpool", "hub_dm_control", "hub_ray")
 LINT = "from importlinter.cli import lint_imports_command; lint_imports_command()"
 
 
