@@ -126,6 +126,9 @@ def _private_hub_names(tree: ast.AST) -> list[tuple[int, str]]:
 
 
 def _is_private(parts: list[str]) -> bool:
+    """A private hub name, other than a documented subclass hook (``hub.EnvBase._step``)."""
+    if parts[-1] in SUBCLASS_HOOKS:
+        parts = parts[:-1]
     return parts[0] == "hub" and any(p.startswith("_") and not p.startswith("__") for p in parts)
 
 
