@@ -86,7 +86,9 @@ def call_within(
         )
 
     signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds if outer_due is None else min(seconds, outer_delay))
+    signal.setitimer(
+        signal.ITIMER_REAL, seconds if outer_due is None else min(seconds, outer_delay)
+    )
     try:
         return fn(*args)
     finally:

@@ -746,10 +746,16 @@ class ParallelEnv(BatchedEnvBase):
         try:
             pending = pool.send_control(indices, operation, payloads)
             return pool.collect(pending, self.timeout)
-        except WorkerTimeoutError:
+        except WorkerTimeoutError as exc:
             if not self.restart_failed:
                 self._unsynced.update(pending.waiting)
-                raise
+                raise WorkerTimeoutError(
+                    f"{operation}: workers {sorted(pending.waiting)} did not answer within "
+                    f"{self.timeout} s. The next call waits for them first; env.close() stops "
+                    "them, and ParallelEnv(..., restart_failed=True) kills and rebuilds workers "
+                    "that hang.",
+                    worker=exc.worker,
+                ) from None
             for i in sorted(pending.waiting):
                 pending.answers[i] = pool.kill_hung(
                     i, f"did not answer within {self.timeout} s and was killed"

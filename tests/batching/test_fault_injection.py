@@ -27,7 +27,9 @@ from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
 from .parallel_envs import FaultyEnv
 
-METHODS = [m for m in ("fork", "forkserver", "spawn") if m in multiprocessing.get_all_start_methods()]
+METHODS = [
+    m for m in ("fork", "forkserver", "spawn") if m in multiprocessing.get_all_start_methods()
+]
 
 DEATHS = {
     "kill": "was killed by signal SIGKILL",
