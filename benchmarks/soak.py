@@ -6,7 +6,9 @@ The loop keeps one ``ParallelEnv`` (``restart_failed=True``) stepping with
 builds, steps and closes a fresh ``ParallelEnv`` (a create/close cycle) and kills one worker of
 the long-lived env with SIGKILL (which it must rebuild). Every ``--sample-s`` seconds it records
 the resident memory of this process and of its whole process tree, this process's open
-descriptors and OS threads (``/proc``), its child processes and the entries of ``/dev/shm``.
+descriptors and OS threads (``/proc``), its child processes and the entries of ``/dev/shm``
+(the whole machine's: hub itself puts nothing there). The tree's resident memory sums the
+processes' RSS, so pages they share count once per process.
 
 The JSON summary gives the first, last and largest value of each measure, the growth over the
 second half of the run (after warm-up), the counts of steps, cycles and restarts, and every
@@ -131,12 +133,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sample-s", type=float, default=10.0)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
+    load_at_start = os.getloadavg()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     result = run(args.minutes, args.uri, args.workers, args.cycle_s, args.sample_s)
     result["machine"] = {
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load_before": os.getloadavg(),
-        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_at_start": load_at_start,
+        "load_at_end": os.getloadavg(),
+        "started_utc": started,
+        "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     text = json.dumps(result, indent=1)
     if args.out:
