@@ -1,10 +1,12 @@
-"""The worker pools alive in this process, so that a worker can stop the pools it started.
+"""The worker pools alive in this process, so that a worker process can stop the pools it
+started (a ``ParallelEnv`` inside a ``ParallelEnv``'s worker) before it exits.
 
-``hub.batching.pool`` registers each pool here; ``hub.batching.worker`` calls
-:func:`shutdown_all` before it exits. Neither imports the other for it.
+It sits below both :mod:`hub.batching.pool` (which adds each pool it starts) and
+:mod:`hub.batching.worker` (which stops them on exit), so neither imports the other.
 
 Example:
-    >>> shutdown_all()  # nothing to stop in a process without pools
+    >>> from hub.batching.live_pools import shutdown_all
+    >>> shutdown_all()  # no pool started here: nothing to stop
 """
 
 from __future__ import annotations
@@ -12,13 +14,13 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["register", "shutdown_all"]
+__all__ = ["track", "shutdown_all"]
 
 _LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def register(pool: Any) -> None:
-    """Remember ``pool`` (an object with a ``shutdown()`` method) until it is collected."""
+def track(pool: Any) -> None:
+    """Remember ``pool`` (an object with ``shutdown()``) until it is garbage."""
     _LIVE.add(pool)
 
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from multiprocessing import reduction, util
 from typing import Any
 
-from hub.batching import live_pools
 from hub.batching import signals as sig
 from hub.batching.fork_safety import no_collection, unsafe_threads
+from hub.batching.live_pools import shutdown_all, track
 from hub.batching.shared_buffers import SharedBuffers
 from hub.batching.worker import worker_main
 from hub.errors import HubError, WorkerError, WorkerTimeoutError
@@ -44,7 +44,6 @@ __all__ = [
 ]
 
 LIVENESS_S = 0.5
-shutdown_all = live_pools.shutdown_all  # kept here for callers that import it from this module
 
 
 @dataclass
@@ -220,7 +219,7 @@ class WorkerPool:
             args=(self.procs, self.channels, self.buffers, self.owner_pid, shutdown_timeout),
             exitpriority=100,
         )
-        live_pools.register(self)
+        track(self)
 
     # ---------------------------------------------------------------- starting
     def start(self, index: int) -> None:

@@ -26,7 +26,6 @@ from typing import Any
 import torch
 from tensordict import TensorDict, TensorDictBase
 
-from hub.batching import live_pools
 from hub.batching import signals as sig
 from hub.batching.fork_safety import freeze_inherited
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
@@ -134,7 +133,9 @@ def _exit_now() -> None:
     """Leave without the interpreter's teardown (seconds for a spawned interpreter that holds
     torch), once the env is closed, the pools this worker started are stopped and output is
     flushed."""
-    live_pools.shutdown_all()
+    from hub.batching.live_pools import shutdown_all
+
+    shutdown_all()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
