@@ -119,12 +119,15 @@ def zeros_like_row(env: Any) -> TensorDict:
 class FaultyEnv(CountingEnv):
     """Counts; at its next step after ``fault`` is set (``set_attr``), fails in that way:
     ``"raise"``, ``"kill"`` (SIGKILL), ``"segv"`` (a real invalid read), ``"exit"``
-    (``os._exit(3)``), ``"hang"`` (sleeps an hour), ``"slow"`` (sleeps a second once) or
-    ``"shape"`` (an observation of the wrong shape)."""
+    (``os._exit(3)``), ``"hang"`` (sleeps an hour), ``"slow"`` (sleeps a second once),
+    ``"interrupt"`` (sends SIGINT to the process ``interrupt_pid``, the test's, then sleeps a
+    second: a Ctrl-C that lands while the test waits for this step) or ``"shape"`` (an
+    observation of the wrong shape)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fault: str | None = None
+        self.interrupt_pid = 0
 
     def _step(self, tensordict):
         fault, self.fault = self.fault, None
@@ -144,10 +147,18 @@ class FaultyEnv(CountingEnv):
             time.sleep(3600)
         if fault == "slow":
             time.sleep(1.0)
+        if fault == "interrupt":
+            self.interrupt_and_nap()
         out = super()._step(tensordict)
         if fault == "shape":
             out["observation"] = torch.zeros(3, dtype=out["observation"].dtype)
         return out
+
+    def interrupt_and_nap(self) -> None:
+        """Send SIGINT to ``interrupt_pid`` (if set), then sleep a second."""
+        if self.interrupt_pid:
+            os.kill(self.interrupt_pid, 2)
+        time.sleep(1.0)
 
     def gc_state(self) -> tuple[bool, int]:
         import gc

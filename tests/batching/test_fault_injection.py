@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
-import threading
 import warnings
 
 import psutil
@@ -70,12 +68,6 @@ def _step_with_fault(env, fault: str):
     td = env.reset()
     env.set_attr("fault", [None, fault])
     return env.step_and_maybe_reset(env.rand_action(td))
-
-
-def _interrupt_after(seconds: float) -> threading.Timer:
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
 
 
 # ------------------------------------------------------------------ a sub-env that raises
@@ -144,16 +136,13 @@ def test_serial_hang_with_timeout(senv):
 
 # ------------------------------------------------------------------ Ctrl-C in the parent
 @pytest.mark.parametrize("kind", ["parallel", "serial"])
-def test_ctrl_c_mid_step(penv, senv, kind):
+def test_ctrl_c_mid_step(penv, senv, kind, sigint_raises):
     env = penv if kind == "parallel" else senv
     td = env.reset()
-    env.set_attr("fault", [None, "slow"])
-    timer = _interrupt_after(0.3)
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            env.step_and_maybe_reset(env.rand_action(td))
-    finally:
-        timer.join()
+    env.set_attr("interrupt_pid", [0, os.getpid()])  # sub-env 1 sends the Ctrl-C mid-step
+    env.set_attr("fault", [None, "interrupt"])
+    with pytest.raises(KeyboardInterrupt):
+        env.step_and_maybe_reset(env.rand_action(td))
     with pytest.raises(HubError, match=r"call env.reset\(\)"):
         env.step(env.rand_action(td))
     _fresh(env)

@@ -18,13 +18,6 @@ from hub.errors import HubError, WorkerError, WorkerTimeoutError
 from .parallel_envs import FaultyEnv, SleepyEnv
 
 
-def _interrupt_after(seconds: float) -> threading.Timer:
-    """Ctrl-C (SIGINT to this process) in ``seconds``; join the returned timer."""
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
-
-
 def _counts(data) -> list:
     return data["next", "observation"][:, -1].squeeze(-1).tolist()
 
@@ -84,17 +77,14 @@ def test_a_hung_worker_in_an_attribute_call_is_rebuilt_by_the_next_call():
         assert env.step(env.rand_action(td))["next", "observation"].squeeze(-1).tolist() == [1, 1]
 
 
-def test_ctrl_c_mid_rollout_leaves_a_usable_env():
+def test_ctrl_c_mid_rollout_leaves_a_usable_env(sigint_raises):
     env = hub.ParallelEnv(2, FaultyEnv)
     with env:
         env.reset()
-        env.set_attr("fault", [None, "slow"])
-        timer = _interrupt_after(0.3)
-        try:
-            with pytest.raises(KeyboardInterrupt):
-                env.rollout(5, break_when_any_done=False)
-        finally:
-            timer.join()
+        env.set_attr("interrupt_pid", [0, os.getpid()])  # worker 1 sends the Ctrl-C mid-step
+        env.set_attr("fault", [None, "interrupt"])
+        with pytest.raises(KeyboardInterrupt):
+            env.rollout(5, break_when_any_done=False)
         td = env.rand_action(env.fake_tensordict().exclude("next"))
         with pytest.raises(HubError, match=r"did not complete.*call env.reset\(\)"):
             env.step(td)
@@ -103,19 +93,14 @@ def test_ctrl_c_mid_rollout_leaves_a_usable_env():
         assert _counts(env.rollout(2, break_when_any_done=False)) == [2, 2]
 
 
-def test_ctrl_c_during_an_attribute_call_leaves_a_usable_env():
-    env = hub.ParallelEnv(2, SleepyEnv)
+def test_ctrl_c_during_an_attribute_call_leaves_a_usable_env(sigint_raises):
+    env = hub.ParallelEnv(2, FaultyEnv)
     with env:
-        td = env.reset()
-        env.set_attr("delay", [0.0, 1.0])
-        timer = _interrupt_after(0.3)
-        try:
-            with pytest.raises(KeyboardInterrupt):
-                env.step(env.rand_action(td))
-        finally:
-            timer.join()
-        assert env.get_attr("delay") == [0.0, 1.0]
-        env.set_attr("delay", 0.0)
+        env.set_attr("interrupt_pid", [0, os.getpid()])
+        with pytest.raises(KeyboardInterrupt):
+            env.interrupt_and_nap()
+        env.set_attr("interrupt_pid", 0)
+        assert env.get_attr("interrupt_pid") == [0, 0]
         assert _counts(env.rollout(2)) == [2, 2]
 
 
