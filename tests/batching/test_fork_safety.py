@@ -54,7 +54,7 @@ def test_no_parent_object_is_finalized_in_a_worker_over_many_forks(monkeypatch):
         gc.collect()  # the garbage goes here, in its owner
         os.close(read)
         os.close(write)
-    assert finalized_in_workers == 0  # before the fix: about 500 over these 40 forks
+    assert finalized_in_workers == 0  # failed before the fix
 
 
 def test_workers_start_with_the_parents_objects_frozen_and_the_collector_on():
