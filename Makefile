@@ -25,13 +25,11 @@ demo: venv
 demo-pendulum: venv
 	$(VENV)/bin/hub rollout hub:Pendulum --num-envs 8 --steps $(STEPS) -k from_pixels=True --record pendulum.gif
 
-## The tests (what .ci/run runs). A test that fails because a ParallelEnv worker crashed is run
-## once more (--only-rerun WorkerError): a rare SIGSEGV of forked workers is under investigation
-## (see docs/batching.md); a second failure fails the run.
+## The tests (what .ci/run runs).
 ## The Ray tests (tests/plugins/hub_ray) run in their own step, test-ray.
 RAY_TESTS := tests/plugins/hub_ray
 test: venv
-	$(PY) -m pytest -q -p no:cacheprovider --reruns 1 --only-rerun WorkerError --ignore=$(RAY_TESTS)
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=$(RAY_TESTS)
 	$(MAKE) --no-print-directory test-ray
 
 ## The Ray tests, in a new network namespace that has only loopback: Ray advertises the

@@ -16,6 +16,9 @@ Example:
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,12 +27,64 @@ from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
 from hub.envs.seeding import check_seed
-from hub.errors import HubError
+from hub.errors import BatchingError, HubError
 from hub.specs import Bounded, Composite
 
-__all__ = ["BatchedEnvBase", "normalize_factories"]
+__all__ = ["BatchedEnvBase", "normalize_factories", "check_num_workers", "check_timeout"]
 
 EnvFactory = Callable[..., EnvBase]
+
+MAX_WORKERS = 4096  # sub-envs of one SerialEnv or ParallelEnv (native batching goes beyond)
+
+
+def check_num_workers(num_workers: Any, limit: int = MAX_WORKERS) -> int:
+    """``num_workers`` as an int between 1 and ``limit``, or a clear error (before anything
+    is allocated for it).
+
+    Example:
+        >>> check_num_workers(4)
+        4
+    """
+    if isinstance(num_workers, bool):
+        index = None
+    else:
+        try:
+            index = operator.index(num_workers)
+        except TypeError:
+            index = None
+    if index is None:
+        raise BatchingError(
+            f"num_workers (num_envs) must be a whole number of sub-envs, got {num_workers!r} "
+            f"({type(num_workers).__name__}); pass an int such as 4."
+        )
+    if not 1 <= index <= limit:
+        raise BatchingError(
+            f"num_workers (num_envs) must be between 1 and {limit}, got {index}. A SerialEnv or "
+            f"ParallelEnv holds at most {limit} sub-envs (each one a full env object, and a "
+            "process for ParallelEnv); for more, use a backend's native batching "
+            "(make_env(..., batching='native'), e.g. EnvPool) or several batched envs."
+        )
+    return index
+
+
+def check_timeout(name: str, value: Any) -> float | None:
+    """``value`` as seconds (``None``: no limit), or a clear error for zero, negative,
+    non-finite or non-numeric values.
+
+    Example:
+        >>> check_timeout("timeout", 5)
+        5.0
+    """
+    if value is None:
+        return None
+    numeric = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    seconds = float(value) if numeric else math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise BatchingError(
+            f"{name} must be a number of seconds greater than 0 (or None for no limit), got "
+            f"{value!r}: a call could never complete within it."
+        )
+    return seconds
 
 
 def normalize_factories(
@@ -38,8 +93,7 @@ def normalize_factories(
     create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None,
 ) -> tuple[list[EnvFactory], list[dict[str, Any]]]:
     """One factory and one kwargs dict per worker (a single one is shared by all)."""
-    if num_workers < 1:
-        raise ValueError(f"num_workers must be at least 1, got {num_workers}.")
+    num_workers = check_num_workers(num_workers)
     if callable(create_env_fn):
         fns = [create_env_fn] * num_workers
     else:
@@ -78,6 +132,7 @@ class BatchedEnvBase(EnvBase):
         checks: bool = False,
         spec_locked: bool = True,
     ) -> None:
+        num_workers = check_num_workers(num_workers)
         self._factories, self._factory_kwargs = normalize_factories(
             num_workers, create_env_fn, create_env_kwargs
         )
@@ -91,6 +146,16 @@ class BatchedEnvBase(EnvBase):
         )
         self._set_specs_from(meta)
         self._sub_batch = meta.batch_size
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds a call on the sub-envs may take before it raises
+        :class:`hub.errors.WorkerTimeoutError` (``None``: no limit)."""
+        return self.__dict__.get("_timeout")
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._timeout = check_timeout("timeout", value)
 
     # ---------------------------------------------------------------- specs
     def _meta_env(self) -> EnvBase:

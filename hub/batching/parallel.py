@@ -29,7 +29,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
-from hub.batching.batched import BatchedEnvBase, EnvFactory, rows_where
+from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, rows_where
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
 from hub.envs._fast_td import fast_get, fast_set, fast_update, new_td
@@ -38,7 +38,13 @@ from hub.envs.done import complete_done_flags
 from hub.envs.reset_masks import read_reset_masks
 from hub.envs.seeding import next_seed
 from hub.envs.serial_ops import where_rows
-from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
+from hub.errors import (
+    ClosedEnvError,
+    HubError,
+    SpecMismatchError,
+    WorkerError,
+    WorkerTimeoutError,
+)
 
 __all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
 
@@ -68,6 +74,7 @@ class _Job:
     fused: bool = False  # a step that resets inside the workers
     full: bool = True  # a reset of whole sub-envs, without input data
     kwargs: dict[str, Any] | None = None
+    timed_out: bool = False  # left pending by a synchronous call that timed out
 
 
 class _WorkerSpecs:
@@ -146,7 +153,7 @@ class ParallelEnv(BatchedEnvBase):
     ) -> None:
         self.restart_failed = restart_failed
         self.timeout = timeout
-        self.start_timeout = start_timeout
+        self.start_timeout = check_timeout("start_timeout", start_timeout)
         self._start_method = start_method
         self._shutdown_timeout = shutdown_timeout
         if spin_wait < 0:
@@ -158,6 +165,8 @@ class ParallelEnv(BatchedEnvBase):
         self._job: _Job | None = None  # sent with *_send (or timed out), not fetched yet
         self._fetched: _Job | None = None  # answered, about to be read by _step / _reset
         self._prereset: set[int] | None = None  # workers that reset inside a fused step
+        self._in_flight: str | None = None  # a step or reset sent and not returned yet
+        self._unsynced: set[int] = set()  # workers whose pipes an interrupted call left unread
         self._fuse = False
         self._step_restarted = False  # the last step rebuilt a worker (its episode was cut)
         self._seeds: list[int | None] = []
@@ -213,7 +222,30 @@ class ParallelEnv(BatchedEnvBase):
             )
         if self._views is None:
             self._setup_buffers(pool)
+        if self._unsynced:
+            self._resync(pool)
+        if pool.dead and self.restart_failed:
+            for i in sorted(pool.dead):
+                self._restart(i, f"worker {i} {pool.dead[i]}")
         return pool
+
+    def _resync(self, pool: WorkerPool) -> None:
+        """After an interrupted call: read and drop what the workers answered to it."""
+        failed = pool.resync(sorted(self._unsynced), self.timeout)
+        self._unsynced.clear()
+        for i, answer in sorted(failed.items()):
+            if answer.status != b"?":
+                continue  # died: reported as dead by the next call
+            if self.restart_failed:
+                pool.kill_hung(i, f"did not answer within {self.timeout} s")
+                continue
+            self._unsynced.update(failed)
+            raise WorkerTimeoutError(
+                f"worker {i} is still busy with a call that was interrupted, {self.timeout} s "
+                "later. env.close() stops the workers; ParallelEnv(..., restart_failed=True) "
+                "kills and rebuilds workers that hang.",
+                worker=i,
+            )
 
     def _layout(self) -> BufferLayout:
         self._keys()
@@ -321,17 +353,71 @@ class ParallelEnv(BatchedEnvBase):
     # ---------------------------------------------------------------- async state
     def _idle(self, what: str) -> None:
         job = self._job
-        if job is not None:
+        if job is None:
+            return
+        if job.timed_out:
             raise AsyncCallError(
-                f"{what}() was called while a {job.kind} is pending (sent with {job.kind}_send() "
-                f"or timed out); call {job.kind}_fetch() first."
+                f"{what}() was called while the {job.kind} that timed out (WorkerTimeoutError) "
+                f"is still pending in workers {sorted(job.pending.waiting)}: "
+                f"env.{job.kind}_fetch(timeout=...) waits for its result, env.reset() drops it "
+                "and starts new episodes once the workers answer, env.close() stops the "
+                "workers. ParallelEnv(..., restart_failed=True) kills and rebuilds workers that "
+                "hang instead."
             )
+        raise AsyncCallError(
+            f"{what}() was called while a {job.kind} sent with {job.kind}_send() is pending: "
+            f"call {job.kind}_fetch() first to collect it."
+        )
 
-    def _wait(self, job: _Job, timeout: float | None) -> dict[int, Answer]:
+    def _wait(self, job: _Job, timeout: float | None, sync: bool = True) -> dict[int, Answer]:
+        """Wait for ``job``'s answers. A timeout of a synchronous call (``sync``: the env's own
+        ``timeout``) kills and rebuilds the hung workers with ``restart_failed`` (their answer is
+        their death), else leaves the job pending for ``*_fetch`` or ``reset()``; an interrupt
+        (``KeyboardInterrupt``) leaves the workers' pipes to be re-synced by the next call."""
         self._job = job  # kept if the wait times out, so that *_fetch can resume it
-        answers = self._pool.collect(job.pending, timeout)
+        try:
+            answers = self._pool.collect(job.pending, timeout)
+        except WorkerTimeoutError as exc:
+            if not sync:
+                raise
+            if self.restart_failed:
+                for i in sorted(job.pending.waiting):
+                    job.pending.answers[i] = self._pool.kill_hung(
+                        i, f"did not answer within {timeout} s and was killed"
+                    )
+                job.pending.waiting.clear()
+                self._job = None
+                return job.pending.answers
+            job.timed_out = True
+            raise WorkerTimeoutError(
+                f"{job.pending.what}: workers {sorted(job.pending.waiting)} did not answer within "
+                f"{timeout} s. The {job.kind} is still pending: env.{job.kind}_fetch(timeout=...) "
+                "waits for its result, env.reset() drops it and starts new episodes once the "
+                "workers answer, env.close() stops the workers. ParallelEnv(..., "
+                "restart_failed=True) kills and rebuilds workers that hang instead.",
+                worker=exc.worker,
+            ) from None
+        except BaseException:
+            self._interrupted(job.pending.waiting | set(job.pending.answers) | set(job.rows))
+            raise
         self._job = None
         return answers
+
+    def _interrupted(self, workers: set[int]) -> None:
+        """A call was interrupted while ``workers`` were in it: their answers are re-synced and
+        the sub-envs need a full reset before the next step."""
+        self._job = None
+        self._unsynced.update(workers)
+
+    def _drop_timed_out(self) -> None:
+        """``reset()`` after a timed-out step or reset: wait for it (the env's ``timeout``) and
+        drop its result."""
+        job = self._job
+        if job is None or not job.timed_out:
+            return
+        answers = self._wait(job, self.timeout)
+        self._raise_failures(answers, f"the {job.kind} that timed out", restart=True)
+        self._prereset = None
 
     # ---------------------------------------------------------------- step
     def _write_inputs(self, tensordict: TensorDictBase) -> None:
@@ -350,11 +436,34 @@ class ParallelEnv(BatchedEnvBase):
 
     def _step_send(self, tensordict: TensorDictBase, fused: bool) -> _Job:
         pool = self._ready_pool()
+        if self._in_flight is not None or self._prereset:
+            self._refuse_step()
         active = self._step_workers(tensordict)
         rows = rows_where(active, self.num_workers)
         self._write_inputs(tensordict)
         op = sig.STEP_RESET if fused else sig.STEP
-        return _Job("step", pool.send(rows, op, "step"), rows, tensordict, fused=fused)
+        self._in_flight = "step"
+        try:
+            pending = pool.send(rows, op, "step")
+        except BaseException:
+            self._interrupted(set(rows))
+            raise
+        return _Job("step", pending, rows, tensordict, fused=fused)
+
+    def _refuse_step(self) -> None:
+        if self._prereset:
+            rows = sorted(self._prereset)
+            raise AsyncCallError(
+                f"sub-envs {rows} ended their episode in the step that step_fetch() returned and "
+                "were reset in their workers: reset them before the next step, e.g. "
+                "td = env.step_mdp(data); td['_reset'] = data['next', 'done']; env.reset(td) "
+                "(or env.reset() for all)."
+            )
+        raise HubError(
+            f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or was "
+            "interrupted), so the sub-envs' states are not known: call env.reset() before "
+            "stepping again."
+        )
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         job, self._fetched = self._fetched, None
@@ -372,7 +481,9 @@ class ParallelEnv(BatchedEnvBase):
         out = self._read(self._next, job.rows)
         if restarted:
             _truncate_rows(out, tensordict, restarted, self._done_prefixes, self._reward_keys)
-        return self._output_device(out)
+        out = self._output_device(out)
+        self._in_flight = None
+        return out
 
     def step_and_maybe_reset(
         self, tensordict: TensorDictBase
@@ -395,6 +506,8 @@ class ParallelEnv(BatchedEnvBase):
             self._views is not None
             and self._job is None
             and self._fetched is None
+            and self._in_flight is None
+            and not self._unsynced
             and self._fusable
             and self._plain_step_ok(tensordict)
         )
@@ -445,18 +558,23 @@ class ParallelEnv(BatchedEnvBase):
         self._job = self._step_send(tensordict, fused=False)
 
     def step_fetch(self, timeout: float | None = None) -> TensorDictBase:
-        """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and return
-        it, as :meth:`step` would. On :class:`hub.errors.WorkerTimeoutError` the step stays
-        pending: fetch again to get it."""
+        """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` (or left
+        pending by a step that timed out) and return it, as :meth:`step` would: a TensorDict
+        with ``"next"``. On :class:`hub.errors.WorkerTimeoutError` the step stays pending: fetch
+        again to get it.
+
+        A ``step_and_maybe_reset`` that timed out reset the sub-envs whose episode ended inside
+        their workers: reset those (``"_reset"`` from the returned ``("next", "done")``) before
+        the next step."""
         job = self._take_job("step", timeout)
         self._fetched = job
-        if job.fused:
-            return self.step_and_maybe_reset(job.tensordict)
         return EnvBase.step(self, job.tensordict)
 
     def _take_job(self, kind: str, timeout: float | None) -> _Job:
         if self._closed:
             raise self._closed_error(f"{kind}_fetch")
+        if timeout is not None and not timeout >= 0:
+            raise ValueError(f"{kind}_fetch(timeout=...) must be >= 0 seconds, got {timeout}.")
         job = self._job
         if job is None or job.kind != kind:
             pending = f" (a {job.kind} is pending: {job.kind}_fetch() collects it)" if job else ""
@@ -464,7 +582,7 @@ class ParallelEnv(BatchedEnvBase):
                 f"{kind}_fetch() was called without a pending {kind}_send(){pending}; "
                 f"call {kind}_send() first."
             )
-        self._wait(job, timeout)
+        self._wait(job, timeout, sync=False)
         return job
 
     # ---------------------------------------------------------------- reset
@@ -474,14 +592,25 @@ class ParallelEnv(BatchedEnvBase):
         pool = self._ready_pool()
         need = self._reset_workers(tensordict)
         full = need is None
+        if not full and self._in_flight is not None:
+            raise HubError(
+                f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or "
+                "was interrupted), so the sub-envs' states are not known: a partial reset "
+                "cannot follow it; call env.reset() (every sub-env) first."
+            )
         rows = rows_where(need, self.num_workers)
         targets = [i for i in rows if i not in skip]
         if not full and targets:
             self._write_reset_inputs(tensordict)
-        if kwargs:
-            pending = pool.send_control(targets, "reset", (not full, kwargs))
-        else:
-            pending = pool.send(targets, sig.RESET if full else sig.RESET_PARTIAL, "reset")
+        self._in_flight = "reset"
+        try:
+            if kwargs:
+                pending = pool.send_control(targets, "reset", (not full, kwargs))
+            else:
+                pending = pool.send(targets, sig.RESET if full else sig.RESET_PARTIAL, "reset")
+        except BaseException:
+            self._interrupted(set(targets))
+            raise
         return _Job("reset", pending, rows, tensordict, full=full, kwargs=kwargs)
 
     def _write_reset_inputs(self, tensordict: TensorDictBase) -> None:
@@ -496,22 +625,31 @@ class ParallelEnv(BatchedEnvBase):
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         job, self._fetched = self._fetched, None
-        prereset, self._prereset = self._prereset, None
+        if job is None and self._job is not None and self._job.timed_out:
+            self._drop_timed_out()
+        prereset = self._prereset
         if job is None:
             self._idle("reset")
+            need = self._reset_workers(tensordict)
+            if prereset and need is not None:
+                missing = sorted(i for i in prereset if not need[i])
+                if missing:
+                    raise AsyncCallError(
+                        f"sub-envs {missing} ended their episode in the last step and were "
+                        "reset in their workers, but this partial reset leaves them out: mark "
+                        "them in '_reset' as well (their 'done' flags), or call env.reset()."
+                    )
             job = self._reset_send(tensordict, kwargs, prereset or set())
-        if prereset and not prereset.issubset(job.rows):
-            raise HubError(
-                f"workers {sorted(prereset - set(job.rows))} reset inside a step but the reset "
-                "does not include them (a ParallelEnv bug; please report it)."
-            )
+        self._prereset = None
         answers = self._wait(job, self.timeout)
         failed = self._raise_failures(answers, "reset", restart=True)
         if failed:  # the rebuilt workers reset once more; a second failure raises
             retry = self._reset_send(tensordict, kwargs, set(job.rows) - set(failed))
             self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
         out = self._read(self._reset_out, job.rows, tensordict, partial=not job.full)
-        return self._output_device(out)
+        out = self._output_device(out)
+        self._in_flight = None
+        return out
 
     def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
         """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
@@ -590,23 +728,47 @@ class ParallelEnv(BatchedEnvBase):
 
     # ---------------------------------------------------------------- seeds and attributes
     def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
-        pool = self._ready_pool()
         self._idle("set_seed")
+        pool = self._ready_pool()
         for i in range(self.num_workers):
             self._seeds[i] = seed
-            answers = pool.collect(
-                pool.send_control([i], "seed", (seed, static_seed)), self.timeout
-            )
+            answers = self._collect_control(pool, [i], "seed", (seed, static_seed))
             self._raise_failures(answers, "set_seed", restart=False)
             seed = answers[i].payload
         return seed
 
+    def _collect_control(
+        self, pool: WorkerPool, indices: Sequence[int], operation: str, payloads: Any
+    ) -> dict[int, Answer]:
+        """Send a control command and wait for the answers (the env's ``timeout``): workers
+        that hang are killed (and rebuilt by the next call with ``restart_failed``)."""
+        pending = Pending(operation, set())
+        try:
+            pending = pool.send_control(indices, operation, payloads)
+            return pool.collect(pending, self.timeout)
+        except WorkerTimeoutError as exc:
+            if not self.restart_failed:
+                self._unsynced.update(pending.waiting)
+                raise WorkerTimeoutError(
+                    f"{operation}: workers {sorted(pending.waiting)} did not answer within "
+                    f"{self.timeout} s. The next call waits for them first; env.close() stops "
+                    "them, and ParallelEnv(..., restart_failed=True) kills and rebuilds workers "
+                    "that hang.",
+                    worker=exc.worker,
+                ) from None
+            for i in sorted(pending.waiting):
+                pending.answers[i] = pool.kill_hung(
+                    i, f"did not answer within {self.timeout} s and was killed"
+                )
+            return pending.answers
+        except BaseException:
+            self._unsynced.update(indices)
+            raise
+
     def _control(self, operation: str, payloads: Any, what: str) -> list[Any]:
-        pool = self._ready_pool()
         self._idle(what)
-        answers = pool.collect(
-            pool.send_control(range(self.num_workers), operation, payloads), self.timeout
-        )
+        pool = self._ready_pool()
+        answers = self._collect_control(pool, range(self.num_workers), operation, payloads)
         for i, answer in sorted(answers.items()):
             if answer.status == sig.ERROR and answer.payload[0] == "AttributeError":
                 raise AttributeError(f"worker {i}: {answer.payload[1]}")
@@ -641,6 +803,9 @@ class ParallelEnv(BatchedEnvBase):
     # ---------------------------------------------------------------- life cycle
     def _close(self) -> None:
         self._job = self._fetched = None
+        # drop every view of the shared file, so that its mapping (and the descriptor the
+        # mapping holds) goes now, not when this object is garbage-collected
+        self._views = self._input = self._next = self._reset_in = self._reset_out = None
         if self._pool is not None:
             self._pool.shutdown()
 

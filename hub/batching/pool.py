@@ -28,6 +28,7 @@ from multiprocessing import reduction, util
 from typing import Any
 
 from hub.batching import signals as sig
+from hub.batching.fork_safety import no_collection, unsafe_threads
 from hub.batching.live_pools import shutdown_all, track
 from hub.batching.shared_buffers import SharedBuffers
 from hub.batching.worker import worker_main
@@ -86,12 +87,13 @@ def describe_exit(code: int | None) -> str:
 
 def resolve_start_method(start_method: str | None) -> str:
     """The start method to use: ``start_method``, else the ``HUB_PARALLEL_START_METHOD``
-    environment variable, else ``fork`` where the platform has it and this process runs a single
-    Python thread, else ``forkserver``, else ``spawn``.
+    environment variable, else ``fork`` where the platform has it and no thread of this process
+    makes it unsafe (:func:`hub.batching.fork_safety.unsafe_threads`: native threads count, not
+    only Python ones), else ``forkserver``, else ``spawn``.
 
     ``fork`` starts a worker in milliseconds (it needs no import and no pickling), but forking a
-    process in which other threads run can deadlock the child; ``forkserver`` is safe with
-    threads and, after its first use, nearly as fast (see ``docs/batching.md``).
+    process in which other threads run can deadlock or crash the child; ``forkserver`` is safe
+    with threads and, after its first use, nearly as fast (see ``docs/batching.md``).
     """
     methods = mp.get_all_start_methods()
     if start_method is not None:
@@ -100,9 +102,6 @@ def resolve_start_method(start_method: str | None) -> str:
                 f"start_method {start_method!r} is not available here; choose one of {methods}."
             )
         return start_method
-    import os
-    import threading
-
     chosen = os.environ.get("HUB_PARALLEL_START_METHOD")
     if chosen:
         if chosen not in methods:
@@ -111,8 +110,7 @@ def resolve_start_method(start_method: str | None) -> str:
                 f"{methods}."
             )
         return chosen
-
-    if "fork" in methods and threading.active_count() == 1:
+    if "fork" in methods and not unsafe_threads():
         return "fork"
     return "forkserver" if "forkserver" in methods else "spawn"
 
@@ -228,26 +226,29 @@ class WorkerPool:
         """Start (or restart) worker ``index``; its specs answer comes through :meth:`collect`."""
         parent, child = sig.channel_pair(self.ctx)
         close_fds = sig.parent_side_fds() if self.start_method == "fork" else []
-        proc = self.ctx.Process(
-            target=worker_main,
-            args=(
-                index,
-                self.factories[index],
-                self.kwargs[index],
-                child,
-                self.buffers.handle(),
-                self.backend_state,
-                self.owner_pid,
-                close_fds,
-                self.spin_wait,
-            ),
-            name=f"hub-ParallelEnv-worker-{index}",
-            daemon=False,  # workers may run batched envs of their own
-        )
-        try:
-            proc.start()
-        finally:
-            child.close()
+        # no collection between the fork and the worker's gc.freeze (hub.batching.fork_safety)
+        with no_collection() as collect:
+            proc = self.ctx.Process(
+                target=worker_main,
+                args=(
+                    index,
+                    self.factories[index],
+                    self.kwargs[index],
+                    child,
+                    self.buffers.handle(),
+                    self.backend_state,
+                    self.owner_pid,
+                    close_fds,
+                    self.spin_wait,
+                    collect,
+                ),
+                name=f"hub-ParallelEnv-worker-{index}",
+                daemon=False,  # workers may run batched envs of their own
+            )
+            try:
+                proc.start()
+            finally:
+                child.close()
         self.procs[index] = proc
         self.channels[index] = parent
         self._fd_index[parent.ack_fd] = index
@@ -267,6 +268,7 @@ class WorkerPool:
             if proc.is_alive():
                 proc.kill()
             proc.join(5)
+            _release(proc)
             self.procs[index] = None
 
     # ---------------------------------------------------------------- talking
@@ -385,6 +387,57 @@ class WorkerPool:
         self.dead[index] = describe_exit(code)
         return Answer(b"", exitcode=code)
 
+    def kill_hung(self, index: int, why: str) -> Answer:
+        """Kill worker ``index``, which did not answer in time; its answer is its death."""
+        proc = self.procs[index]
+        if proc is not None and proc.is_alive():
+            proc.kill()
+        answer = self._death(index)
+        self.dead[index] = why
+        return answer
+
+    def resync(self, indices: Iterable[int], timeout: float | None) -> dict[int, Answer]:
+        """Bring the pipes of ``indices`` back in step after an interrupted call: each worker
+        gets a ping with a fresh token, and everything it answered before (stale answers,
+        half-read payloads) is read and dropped up to the ping's answer.
+
+        Returns the workers that died (their death) or did not answer within ``timeout``
+        (status ``b"?"``); the others are ready for a new command.
+        """
+        failed: dict[int, Answer] = {}
+        expected: dict[int, bytes] = {}
+        for i in indices:
+            if i in self.dead or self.channels[i] is None:
+                continue
+            token = os.urandom(16)
+            try:
+                self.channels[i].send_control("ping", token)
+            except OSError:
+                failed[i] = self._death(i)
+                continue
+            expected[i] = sig.ping_answer(token)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for i, suffix in expected.items():
+            channel = self.channels[i]
+            seen = b""
+            while not seen.endswith(suffix):
+                wait = LIVENESS_S
+                if deadline is not None:
+                    wait = min(wait, max(deadline - time.monotonic(), 0.0))
+                if sig.wait_for([channel.ack_fd], wait):
+                    chunk = channel.read_raw()
+                    if not chunk:
+                        failed[i] = self._death(i)
+                        break
+                    seen = (seen + chunk)[-len(suffix) - 65536 :]
+                elif not self.procs[i].is_alive():
+                    failed[i] = self._death(i)
+                    break
+                elif deadline is not None and time.monotonic() >= deadline:
+                    failed[i] = Answer(b"?")
+                    break
+        return failed
+
     # ---------------------------------------------------------------- stopping
     @property
     def closed(self) -> bool:
@@ -434,14 +487,24 @@ def _shutdown(
     for p in procs:
         if p is not None and p.is_alive():
             p.terminate()
-    for p in procs:
+    for i, p in enumerate(procs):
         if p is not None:
             p.join(1.0)
             if p.is_alive():
                 p.kill()
                 p.join(1.0)
+            _release(p)
+            procs[i] = None
     for i, channel in enumerate(channels):
         if channel is not None:
             channel.close()
             channels[i] = None
     buffers.close()
+
+
+def _release(proc: Any) -> None:
+    """Close a stopped process's sentinel pipe now rather than when it is garbage-collected."""
+    try:
+        proc.close()
+    except ValueError:  # still running after SIGKILL and 1 s: leave it to the collector
+        pass

@@ -185,7 +185,10 @@ class SharedBuffers:
         return SharedViews(layout, flat, self._mmap)
 
     def close(self) -> None:
-        """Close the descriptor (mapped views stay valid until they are garbage-collected)."""
+        """Close the descriptor and drop this object's mapping: the mapping (which holds a
+        descriptor of its own) goes as soon as no view of it is left, and views still held stay
+        valid until then."""
+        self._mmap = None
         if self.fd >= 0:
             try:
                 os.close(self.fd)

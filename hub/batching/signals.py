@@ -35,6 +35,7 @@ import math
 import os
 import pickle
 import select
+import struct
 import threading
 import time
 from multiprocessing import connection
@@ -51,6 +52,7 @@ __all__ = [
     "Waiter",
     "parent_side_fds",
     "forget_inherited_fds",
+    "ping_answer",
     "STEP",
     "STEP_RESET",
     "RESET",
@@ -114,10 +116,15 @@ class ParentChannel:
         os.write(self.cmd_fd, op)
 
     def send_control(self, operation: str, payload: Any = None) -> None:
-        """Send a control command with a pickled ``(operation, payload)``."""
+        """Send a control command with a pickled ``(operation, payload)``: the command byte, the
+        length and the pickle in one write (a ``KeyboardInterrupt`` cannot fall between them;
+        what ``Connection.recv_bytes`` reads on the other side)."""
         data = pickle.dumps((operation, payload), protocol=pickle.HIGHEST_PROTOCOL)
-        os.write(self.cmd_fd, CONTROL)
-        self._cmd.send_bytes(data)
+        _write_all(self.cmd_fd, CONTROL + struct.pack("!i", len(data)) + data)
+
+    def read_raw(self) -> bytes:
+        """Whatever the worker wrote and was not read yet (``b""`` when it died)."""
+        return os.read(self.ack_fd, 65536)
 
     def read_status(self) -> bytes:
         """Read one answer byte (``b""`` when the worker's end is closed: it died)."""
@@ -179,6 +186,18 @@ class WorkerChannel:
                 conn.close()
             except OSError:
                 pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def ping_answer(token: bytes) -> bytes:
+    """The exact bytes a worker answers to ``send_control("ping", token)``."""
+    data = pickle.dumps(token, protocol=pickle.HIGHEST_PROTOCOL)
+    return VALUE + struct.pack("!i", len(data)) + data
 
 
 def channel_pair(ctx: BaseContext | None = None) -> tuple[ParentChannel, WorkerChannel]:

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import gc
 import os
 import select
 import signal
@@ -28,6 +27,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
+from hub.batching.fork_safety import freeze_inherited
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
 from hub.envs._fast_td import fast_get, fast_set, new_td
 from hub.envs.base import EnvBase, any_true
@@ -93,12 +93,15 @@ def worker_main(
     parent_pid: int,
     close_fds: list[int],
     spin_wait: float = 0.0,
+    collect: bool = True,
 ) -> None:
     """Entry point of a worker process (see the module docstring)."""
-    # A forked worker inherits the parent's objects, garbage included: freezing them keeps this
-    # process's collector from finalizing objects that own the parent's native resources
-    # (threads, rendering contexts, ...), which must not run here (and spares copy-on-write).
-    gc.freeze()
+    # A forked worker inherits the parent's objects, garbage included, and the collector
+    # disabled (the parent disables it around the fork): freezing them before the collector runs
+    # again keeps this process from ever finalizing objects that own the parent's native
+    # resources (threads, rendering contexts, ...), and spares copy-on-write. ``collect``: the
+    # parent had the collector enabled (see hub.batching.fork_safety).
+    freeze_inherited(collect)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     for fd in close_fds:  # the parent's ends of every pipe, inherited through fork
         try:
@@ -369,8 +372,8 @@ class Worker:
         if operation == "call":
             name, args, kwargs = payload
             return sig.VALUE, getattr(env, name)(*args, **kwargs)
-        if operation == "ping":
-            return sig.OK
+        if operation == "ping":  # the parent re-syncs after an interrupted call
+            return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")
 
 

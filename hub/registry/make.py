@@ -50,6 +50,7 @@ def make_env(
     transforms: Any = None,
     checks: bool | None = None,
     torchrl: bool = False,
+    timeout: float | None = None,
     **kwargs: Any,
 ) -> Any:
     """Build the env named by ``uri`` (``"namespace:id"`` or a bare id).
@@ -69,6 +70,9 @@ def make_env(
         checks: sets ``env.checks`` (per-step checks of actions and outputs against the specs).
         torchrl: return the env as a TorchRL ``EnvBase`` (:func:`hub.to_torchrl`; needs
             ``pip install "hub[torchrl]"``), for TorchRL's collectors, transforms and checks.
+        timeout: with ``num_envs``, the batched env's ``timeout`` (seconds a call on the
+            sub-envs may take; see ``docs/batching.md``), passed to ``SerialEnv``,
+            ``ParallelEnv`` and plugin strategies alike. Native batching has none and refuses it.
         **kwargs: passed to the namespace's ``make``.
 
     Raises:
@@ -91,6 +95,11 @@ def make_env(
     if device is not None:
         kwargs["device"] = device
     if num_envs is None:
+        if timeout is not None:
+            raise BatchingError(
+                "timeout= bounds the calls of a batched env: pass num_envs=N as well (a single "
+                "env runs in this process, with nothing to bound it)."
+            )
         if batching != "auto":
             raise BatchingError(
                 f"batching={batching!r} batches several envs: pass num_envs=N as well "
@@ -98,7 +107,9 @@ def make_env(
             )
         env = _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs))
     else:
-        env = _make_batched(manager, ns, env_id, _check_num_envs(num_envs), batching, kwargs)
+        env = _make_batched(
+            manager, ns, env_id, _check_num_envs(num_envs), batching, kwargs, timeout
+        )
     if checks is not None:
         env.checks = checks
     if seed is not None:
@@ -186,7 +197,9 @@ def _make_batched(
     num_envs: int,
     batching: str,
     kwargs: dict[str, Any],
+    timeout: float | None = None,
 ) -> Any:
+    bound = {} if timeout is None else {"timeout": timeout}
     if batching == "auto":
         if ns.native_batching:
             batching = "native"
@@ -198,16 +211,22 @@ def _make_batched(
                 f"The namespace {ns.name!r} has no native batching; use batching='serial', "
                 "'parallel' or 'auto'."
             )
+        if timeout is not None:
+            raise BatchingError(
+                f"timeout= is not available with native batching ({ns.name!r} runs its envs in "
+                "its own threads, which hub cannot bound): use batching='parallel' for a "
+                "timeout, or leave it out."
+            )
         return _build(manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs))
     factory: Callable[[], Any] = functools.partial(make_env_single, ns.name, env_id, **kwargs)
     if batching == "serial":
         from hub.batching import SerialEnv
 
-        return SerialEnv(num_envs, factory)
+        return SerialEnv(num_envs, factory, **bound)
     if batching == "parallel":
         from hub.batching import ParallelEnv
 
-        return ParallelEnv(num_envs, factory)
+        return ParallelEnv(num_envs, factory, **bound)
     strategy: BatchingStrategy | None = manager.batching_strategies().get(batching)
     if strategy is None:
         raise BatchingError(
@@ -223,7 +242,7 @@ def _make_batched(
             else None
         )
     return build_env(
-        lambda: strategy.make(factory, num_envs, **options),
+        lambda: strategy.make(factory, num_envs, **options, **bound),
         f"{ns.name}:{env_id}",
         plugin=manager.batching_plugin(batching),
         what=f"batching strategy {batching!r}",

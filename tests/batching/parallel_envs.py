@@ -46,6 +46,11 @@ class SleepyEnv(CountingEnv):
         time.sleep(self.delay)
         return super()._step(tensordict)
 
+    def nap(self) -> float:
+        """Sleep ``delay`` seconds outside a step."""
+        time.sleep(self.delay)
+        return self.delay
+
 
 class NanRewardEnv(CountingEnv):
     """Counts, with a NaN reward."""
@@ -109,3 +114,62 @@ class CartPoleEnv(GymLikeEnv):
 def zeros_like_row(env: Any) -> TensorDict:
     """A zero tensordict of the env's full batch (for partial-reset inputs)."""
     return env.fake_tensordict().exclude("next")
+
+
+class FaultyEnv(CountingEnv):
+    """Counts; at its next step after ``fault`` is set (``set_attr``), fails in that way:
+    ``"raise"``, ``"kill"`` (SIGKILL), ``"segv"`` (a real invalid read), ``"exit"``
+    (``os._exit(3)``), ``"hang"`` (sleeps an hour), ``"slow"`` (sleeps a second once),
+    ``"interrupt"`` (sends SIGINT to the process ``interrupt_pid``, the test's, then sleeps a
+    second: a Ctrl-C that lands while the test waits for this step) or ``"shape"`` (an
+    observation of the wrong shape)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fault: str | None = None
+        self.interrupt_pid = 0
+
+    def _step(self, tensordict):
+        fault, self.fault = self.fault, None
+        if fault == "raise":
+            raise ValueError("injected fault")
+        if fault == "kill":
+            os.kill(os.getpid(), 9)
+        if fault == "segv":
+            import ctypes
+            import faulthandler
+
+            faulthandler.disable()  # a real crash, without the inherited dump on stderr
+            ctypes.string_at(0)
+        if fault == "exit":
+            os._exit(3)
+        if fault == "hang":
+            time.sleep(3600)
+        if fault == "slow":
+            time.sleep(1.0)
+        if fault == "interrupt":
+            self.interrupt_and_nap()
+        out = super()._step(tensordict)
+        if fault == "shape":
+            out["observation"] = torch.zeros(3, dtype=out["observation"].dtype)
+        return out
+
+    def interrupt_and_nap(self) -> None:
+        """Send SIGINT to ``interrupt_pid`` (if set), then sleep a second."""
+        if self.interrupt_pid:
+            os.kill(self.interrupt_pid, 2)
+        time.sleep(1.0)
+
+    def gc_state(self) -> tuple[bool, int]:
+        import gc
+
+        return gc.isenabled(), gc.get_freeze_count()
+
+
+class WideObservationEnv(CountingEnv):
+    """Declares an observation of shape (1,) and returns one of shape (3,)."""
+
+    def _step(self, tensordict):
+        out = super()._step(tensordict)
+        out["observation"] = torch.zeros(3, dtype=out["observation"].dtype)
+        return out
