@@ -409,7 +409,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             >>> env.render().shape
             (2, 210, 160, 3)
         """
-        pool = self._ep_pool()
+        pool = self._pool()
         if pool is None or not callable(getattr(pool, "render", None)):
             raise hub.errors.HubError(
                 "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
@@ -498,7 +498,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
 
     def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
         """One RGB frame per env, ``[num_workers, H, W, 3]`` (EnvPool >= 1.0)."""
-        pool = self._ep_pool()
+        pool = self._pool()
         render = getattr(pool, "render", None)
         if render is None:
             raise hub.errors.HubError(
@@ -646,15 +646,15 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
         if mode is None or self.render_mode == mode:
             return
         self.create_env_kwargs["render_mode"] = mode
-        self._ep_drop_pool()
+        self._drop_pool()
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
             return
         self.create_env_kwargs["seed"] = int(seed) % _INT32
-        self._ep_drop_pool()
+        self._drop_pool()
 
-    def _ep_drop_pool(self) -> None:
+    def _drop_pool(self) -> None:
         if self._env is not None:
             pool, self._env = self._env, None
             self._runner.detach()
