@@ -6,11 +6,19 @@ parallel envs whose libraries are installed).
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import pytest
 import torch
+from packaging.version import Version
 
 import hub
 from hub.plugins import reset_plugin_manager
+
+# pursuit is sisl/pursuit-v4 up to PettingZoo 1.26 and sisl/pursuit-v5 from 1.27 on
+PURSUIT = (
+    "sisl/pursuit-v5" if Version(version("pettingzoo")) >= Version("1.27") else "sisl/pursuit-v4"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -29,11 +37,11 @@ def test_conformance(hub_conformance_case):
 
 def test_the_issue_ids_that_install_here_are_listed():
     listed = hub.list_envs("pettingzoo")
-    assert {"pettingzoo:classic/rps-v2", "pettingzoo:sisl/pursuit-v5"} <= set(listed)
+    assert {"pettingzoo:classic/rps-v2", f"pettingzoo:{PURSUIT}"} <= set(listed)
 
 
 def test_agents_are_grouped_by_role():
-    env = hub.make_env("pettingzoo:sisl/pursuit-v5", n_pursuers=4, n_evaders=10)
+    env = hub.make_env(f"pettingzoo:{PURSUIT}", n_pursuers=4, n_evaders=10)
     assert env.group_map == {"pursuer": [f"pursuer_{i}" for i in range(4)]}
     assert env.full_observation_spec["pursuer", "observation"].shape == (4, 7, 7, 3)
     assert env.full_action_spec["pursuer", "action"].shape == (4,)
@@ -59,7 +67,7 @@ def test_root_done_any_ends_the_episode_with_the_first_agent():
 
 
 def test_root_done_all_reports_agents_that_left_with_a_mask():
-    env = hub.make_env("pettingzoo:sisl/pursuit-v5", root_done="all", max_cycles=4)
+    env = hub.make_env(f"pettingzoo:{PURSUIT}", root_done="all", max_cycles=4)
     assert ("pursuer", "done") not in env.full_done_spec.keys(True)
     data = env.rollout(10)
     assert data.batch_size == (4,) and data["next", "truncated"][-1].item()
@@ -88,7 +96,7 @@ def test_the_implementations_for_older_pettingzoo_find_and_build_envs_here():
 
     (older_ids,) = [i.function for i in compat.parallel_ids.implementations if i.range == "<1.27"]
     (older_make,) = [i.function for i in compat.make_parallel.implementations if i.range == "<1.27"]
-    assert {"classic/rps-v2", "sisl/pursuit-v5"} <= set(older_ids())
+    assert {"classic/rps-v2", PURSUIT} <= set(older_ids())
     env = older_make("classic/rps-v2")
     assert env.possible_agents == ["player_0", "player_1"]
     env.close()
