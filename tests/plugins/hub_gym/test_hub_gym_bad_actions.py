@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-import hub
 from hub.errors import SpecMismatchError
 from tests.plugins.hub_gym.gym_helpers import backend_params, make
 
@@ -69,16 +68,17 @@ def test_int64_and_float_one_hots_act_as_the_bool_one(backend: str) -> None:
     assert (runs[0] == runs[1]).all() and (runs[0] == runs[2]).all()
 
 
-def test_nan_continuous_action_policy() -> None:
-    """With checks off a NaN action goes to the env as it came (gymnasium's Pendulum then
-    gives NaN observations); with ``checks=True`` it raises, naming the entry."""
+@pytest.mark.parametrize("backend", backend_params())
+def test_nan_continuous_action_policy(backend: str) -> None:
+    """With checks off a NaN action goes to the env as it came (Pendulum then gives NaN
+    observations); with ``checks=True`` it raises, naming the entry."""
     nan = torch.tensor([float("nan")])
-    env = hub.make_env("gymnasium:Pendulum-v1")
+    env = make(backend, "Pendulum-v1")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # gymnasium's checker warns about the NaN
+        warnings.simplefilter("ignore")  # the env checker warns about the NaN
         data = env.step(env.reset().set("action", nan))
     assert np.isnan(data["next", "observation"].numpy()).any()
-    checked = hub.make_env("gymnasium:Pendulum-v1", checks=True)
+    checked = make(backend, "Pendulum-v1", checks=True)
     with pytest.raises(SpecMismatchError, match="'action'.*NaN or infinite"):
         checked.step(checked.reset().set("action", nan))
     env.close(), checked.close()
