@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import hub
+from hub.dispatch import module_version
 
 
 def test_namespace_lists_every_envpool_task():
@@ -82,10 +83,19 @@ def _modules() -> list[str]:
     ]
 
 
+# examples that need a newer EnvPool than the one installed: (docstring name, version)
+NEEDS_ENVPOOL = {"hub_envpool.env.MultiThreadedEnvWrapper.render": "1.0"}  # 0.8 cannot render
+
+
 @pytest.mark.parametrize("name", _modules())
 def test_docstring_examples(name):
+    from packaging.version import Version
+
+    installed = Version(str(module_version("envpool")))
     module = importlib.import_module(name)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     for test in doctest.DocTestFinder(exclude_empty=True).find(module, name):
+        if installed < Version(NEEDS_ENVPOOL.get(test.name, "0")):
+            continue
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0

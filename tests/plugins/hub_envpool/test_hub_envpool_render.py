@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from packaging.version import Version
 
 import hub
+from hub.dispatch import module_version
+
+# EnvPool 0.8 cannot render: its make() takes no render_mode and its render() raises
+pytestmark = pytest.mark.skipif(
+    Version(str(module_version("envpool"))) < Version("1.0"),
+    reason="EnvPool < 1.0 cannot render",
+)
 
 
 def test_render_gives_one_full_size_rgb_frame_per_env():
