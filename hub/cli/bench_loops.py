@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -114,14 +115,15 @@ def _numpy_loop(env: Any, width: int, seed: int, reset_kwargs: dict) -> tuple[St
 
 
 def _raw_gymnasium(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
-    import gymnasium
+    # the raw library itself is the row (hub's core imports backends by name only, at run time)
+    gymnasium = importlib.import_module("gymnasium")
 
     env = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(env_id)] * width)
     return _numpy_loop(env, width, seed, {"seed": seed})
 
 
 def _raw_envpool(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
-    import envpool
+    envpool = importlib.import_module("envpool")
 
     env = envpool.make_gymnasium(env_id, num_envs=width, seed=seed)  # seeded when made
     return _numpy_loop(env, width, seed, {})
