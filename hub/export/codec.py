@@ -24,6 +24,7 @@ __all__ = [
     "make_action_writer",
     "make_buffer_writer",
     "default_observation_keys",
+    "export_keys",
 ]
 
 
@@ -139,6 +140,32 @@ def default_observation_keys(env: Any) -> list[Any]:
     for name in ("observation", "pixels"):
         if name in keys:
             return [name]
+    return keys
+
+
+def export_keys(env: Any, observation_keys: Sequence[Any] | None, exporter: str) -> list[Any]:
+    """The observation keys an export shows (``observation_keys``, else
+    :func:`default_observation_keys`), after checking that the env has one action entry and
+    that each key is an observation; the errors name ``exporter``.
+
+    Example:
+        >>> import hub
+        >>> export_keys(hub.make_env("hub:Pendulum"), None, "to_gymnasium")
+        ['observation']
+    """
+    from hub.errors import HubError
+
+    if len(env.action_keys) != 1:
+        raise HubError(
+            f"{exporter} exports envs with one action entry; this one has {env.action_keys}."
+        )
+    keys = list(default_observation_keys(env) if observation_keys is None else observation_keys)
+    missing = [k for k in keys if k not in env.observation_keys]
+    if missing or not keys:
+        raise HubError(
+            f"observation_keys {missing or keys} are not observations of this env; its "
+            f"observation keys are {env.observation_keys}."
+        )
     return keys
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hub.errors import HubError, MissingDependencyError
-from hub.export.codec import default_observation_keys
+from hub.export.codec import export_keys
 
 __all__ = ["to_gymnasium"]
 
@@ -63,17 +63,7 @@ def to_gymnasium(
             extra="gymnasium",
             message='to_gymnasium needs gymnasium: pip install "hub[gymnasium]".',
         ) from None
-    if len(env.action_keys) != 1:
-        raise HubError(
-            f"to_gymnasium exports envs with one action entry; this one has {env.action_keys}."
-        )
-    keys = list(default_observation_keys(env) if observation_keys is None else observation_keys)
-    missing = [k for k in keys if k not in env.observation_keys]
-    if missing or not keys:
-        raise HubError(
-            f"observation_keys {missing or keys} are not observations of this env; its "
-            f"observation keys are {env.observation_keys}."
-        )
+    keys = export_keys(env, observation_keys, "to_gymnasium")
     batch = tuple(env.batch_size)
     if batch == ():
         if autoreset_mode is not None:

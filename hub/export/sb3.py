@@ -26,7 +26,7 @@ import numpy as np
 from hub.errors import HubError, MissingDependencyError
 from hub.export import render as _render
 from hub.export.codec import (
-    default_observation_keys,
+    export_keys,
     make_action_writer,
     make_buffer_writer,
     make_obs_reader,
@@ -65,20 +65,10 @@ def to_sb3(
             extra=None,
             message='to_sb3 needs Stable-Baselines3: pip install "stable-baselines3>=2.3".',
         ) from None
-    if len(env.action_keys) != 1:
-        raise HubError(
-            f"to_sb3 exports envs with one action entry; this one has {env.action_keys}."
-        )
+    keys = export_keys(env, observation_keys, "to_sb3")
     if len(env.batch_size) > 1:
         raise HubError(
             f"to_sb3 exports envs of batch size [] or [N]; this one has {list(env.batch_size)}."
-        )
-    keys = list(default_observation_keys(env) if observation_keys is None else observation_keys)
-    missing = [k for k in keys if k not in env.observation_keys]
-    if missing or not keys:
-        raise HubError(
-            f"observation_keys {missing or keys} are not observations of this env; its "
-            f"observation keys are {env.observation_keys}."
         )
     return _vec_env_class()(env, keys, render_mode)
 
