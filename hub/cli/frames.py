@@ -306,7 +306,9 @@ def _is_batched(frame: Any, batch_size: Sequence[int]) -> bool:
 
 
 def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> None:
-    """Write frames as a looping GIF or an MP4, chosen by the file suffix.
+    """Write frames as a looping GIF or an MP4, chosen by the file suffix, one frame at a time
+    (a lazy sequence, as :mod:`hub.cli.recording` gives, is never held whole in memory):
+    :func:`hub.transforms.recorders.write_video`, with the CLI's error for no frame.
 
     Example:
         >>> import tempfile
@@ -315,12 +317,8 @@ def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> None:
         >>> out.exists()
         True
     """
-    from hub.cli.video_files import write_gif, write_mp4
+    from hub.transforms.recorders import write_video as write_frames
 
     if not frames:
         raise CliError(f"no frame was recorded, so {str(path)!r} was not written.")
-    # frame by frame: a lazy sequence (hub.cli.recording) is never held whole in memory
-    if path.suffix.lower() == ".gif":
-        write_gif(path, frames, fps)
-    else:
-        write_mp4(path, iter(frames), fps)
+    write_frames(path, frames, fps)

@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import math
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -29,6 +29,7 @@ from hub.errors import HubError, MissingDependencyError
 from hub.specs import Bounded, Composite
 from hub.transforms._utils import NestedKey, norm_key
 from hub.transforms.transform import Transform
+from hub.transforms.video_files import write_gif, write_mp4
 
 __all__ = ["VideoRecorder", "PixelRenderTransform", "to_frame"]
 
@@ -82,8 +83,9 @@ def _grid(frames: list[np.ndarray]) -> np.ndarray:
 
 
 def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> Path:
-    """Write ``frames`` (height, width, channels; uint8) as a looping ``.gif`` or an ``.mp4``
-    with imageio; MP4 frames are cropped to even sizes, which most encoders need.
+    """Write ``frames`` (height, width, 3; uint8) as a looping ``.gif`` or an ``.mp4``, one
+    frame at a time (:mod:`hub.transforms.video_files`: one palette and changed rectangles for
+    a GIF; MP4 frames cropped to even sizes, which most encoders need).
 
     ``VideoRecorder.dump`` and ``hub rollout --record`` both write through this function.
 
@@ -96,21 +98,19 @@ def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> Path:
     suffix = path.suffix.lower()
     if suffix not in (".gif", ".mp4"):
         raise HubError(f"cannot write {str(path)!r}: the file name must end in .gif or .mp4.")
-    try:
-        imageio = importlib.import_module("imageio.v2")
-    except ImportError:
+    if importlib.util.find_spec("imageio") is None:
         raise MissingDependencyError(
             "imageio",
             message="writing a video needs imageio, which is not installed: "
             'pip install "hub[all]" (or: pip install imageio).',
-        ) from None
+        )
     if not len(frames):
         raise HubError(f"no frame was recorded, so {str(path)!r} was not written: roll out first.")
     if suffix == ".gif":
-        imageio.mimsave(path, list(frames), duration=1000 / fps, loop=0)
+        write_gif(path, frames, fps)
         return path
     try:
-        imageio.mimsave(path, list(_even(np.stack(frames))), fps=fps)
+        write_mp4(path, iter(frames), fps)
     except (ValueError, RuntimeError, ImportError) as err:
         raise MissingDependencyError(
             "imageio-ffmpeg",
@@ -118,12 +118,6 @@ def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> Path:
             f'{err}. Install one with: pip install "imageio[ffmpeg]", or write a .gif.',
         ) from None
     return path
-
-
-def _even(stack: np.ndarray) -> np.ndarray:
-    """Crop frames to even height and width (most MP4 encoders need it)."""
-    height, width = stack.shape[1] - stack.shape[1] % 2, stack.shape[2] - stack.shape[2] % 2
-    return stack[:, : max(height, 2), : max(width, 2)]
 
 
 class VideoRecorder(Transform):

@@ -8,7 +8,7 @@ import pytest
 from hub.cli.errors import CliError
 from hub.cli.recording import MAX_RECORD_ENVS, parse_record_envs
 from hub.cli.tiles import BAR_HEIGHT, MIN_TILE_SIDE, compose, grid_shape, scale_nearest
-from hub.cli.video_files import write_gif, write_mp4
+from hub.transforms.video_files import write_gif, write_mp4
 
 iio = pytest.importorskip("imageio.v3", reason="--record needs imageio (the 'all' extra)")
 
