@@ -4,7 +4,7 @@ Example:
     >>> from hub.batching import ParallelEnv, SerialEnv
 """
 
-from hub.batching.batched import BatchedEnvBase
+from hub.batching.batched import BatchedEnvBase, join_specs
 from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning
 from hub.batching.serial import SerialEnv
 from hub.envs.stacking import split_inputs, stack_like
@@ -15,6 +15,7 @@ __all__ = [
     "ParallelEnv",
     "SerialEnv",
     "WorkerRestartWarning",
+    "join_specs",
     "split_inputs",
     "stack_like",
 ]

@@ -280,47 +280,63 @@ def rows_where(mask: list[bool] | None, n: int) -> list[int]:
 
 
 def stack_worker_specs(specs: Sequence[Composite], name: str) -> Composite:
-    """One batched spec from the sub-envs' specs (a new leading dim of size ``len(specs)``).
+    """One batched spec from the sub-envs' specs (a new leading dim of size ``len(specs)``):
+    :func:`join_specs` of each spec with a leading dim of 1."""
+    return join_specs([spec.expand((1, *spec.shape)) for spec in specs], name)
 
-    Equal specs are expanded; ``Bounded`` specs that differ only in their bounds are stacked with
-    per-worker bounds. Anything else (other keys, shapes, dtypes or kinds) raises: the sub-envs of
-    a batched env must produce data of one structure.
+
+def join_specs(
+    specs: Sequence[Composite], name: str, *, part: str = "sub-env", whole: str = "a batched env"
+) -> Composite:
+    """One spec from the specs of several batches of envs (each of batch ``[k_i, ...]``), of
+    batch ``[sum k_i, ...]``: what a batched env does with its sub-envs' specs, and what a
+    batching plugin does with its workers' batches (hub_ray joins its actors' specs with it).
+
+    Specs equal for every env are expanded; ``Bounded`` leaves whose bounds differ between envs
+    are joined with per-env bounds. Anything else that differs (other keys, shapes, dtypes or
+    kinds) raises, naming the ``part`` (``"sub-env"``, ``"actor"``) and the ``whole``: the envs
+    of one batched env must produce data of one structure.
+
+    Example:
+        >>> from hub.specs import Bounded, Composite
+        >>> one = Composite(x=Bounded(0, 1, shape=(2, 3)), shape=(2,))
+        >>> joined = join_specs([one, one.clone()], "full_observation_spec")
+        >>> joined.shape, joined["x"].shape
+        (torch.Size([4]), torch.Size([4, 3]))
     """
-    n = len(specs)
-    first = specs[0]
-    out = first.expand((n,) + tuple(first.shape))
-    if all(spec == first for spec in specs[1:]):
+    total = sum(spec.shape[0] for spec in specs)
+    single = specs[0][0]
+    out = single.expand((total,) + tuple(single.shape))
+    if all(spec == single.expand(tuple(spec.shape)) for spec in specs):
         return out
     out = out.clone()
     out.unlock_()
-    keys = first.keys(include_nested=True, leaves_only=True)
-    for i, spec in enumerate(specs[1:], 1):
-        other = spec.keys(include_nested=True, leaves_only=True)
+    keys = list(single.keys(include_nested=True, leaves_only=True))
+    for i, spec in enumerate(specs):
+        other = list(spec.keys(include_nested=True, leaves_only=True))
         if sorted(map(str, other)) != sorted(map(str, keys)):
             raise HubError(
-                f"sub-env {i} has other {name} entries than sub-env 0 ({other} against {keys}): "
-                "the sub-envs of a batched env must share their specs. Build them from one factory."
+                f"{part} {i} has other {name} entries than {part} 0 ({other} against {keys}): "
+                f"the envs of {whole} must share their specs. Build them from one factory."
             )
     for key in keys:
         leaves = [spec[key] for spec in specs]
-        if all(leaf == leaves[0] for leaf in leaves[1:]):
+        first = leaves[0][0]
+        if all(leaf == first.expand(tuple(leaf.shape)) for leaf in leaves):
             continue
-        kinds = {type(leaf) for leaf in leaves}
-        shapes = {leaf.shape for leaf in leaves}
-        dtypes = {leaf.dtype for leaf in leaves}
-        if kinds == {Bounded} and len(shapes) == 1 and len(dtypes) == 1:
+        if all(type(leaf) is Bounded and leaf.dtype == first.dtype for leaf in leaves):
             out[key] = Bounded(
-                torch.stack([leaf.low for leaf in leaves]),
-                torch.stack([leaf.high for leaf in leaves]),
-                shape=(n,) + tuple(leaves[0].shape),
-                dtype=leaves[0].dtype,
-                device=leaves[0].device,
+                torch.cat([leaf.low for leaf in leaves]),
+                torch.cat([leaf.high for leaf in leaves]),
+                shape=(total,) + tuple(first.shape),
+                dtype=first.dtype,
+                device=first.device,
             )
             continue
-        bad = next(i for i, leaf in enumerate(leaves) if leaf != leaves[0])
+        bad = next(i for i, leaf in enumerate(leaves) if leaf != first.expand(tuple(leaf.shape)))
         raise HubError(
-            f"sub-env {bad} has a different {name}[{key!r}] than sub-env 0: {leaves[bad]} against "
-            f"{leaves[0]}. The sub-envs of a batched env must share their specs (only the bounds "
-            "of Bounded specs may differ). Build them from one factory."
+            f"{part} {bad} has a different {name}[{key!r}] than {part} 0: {leaves[bad]} against "
+            f"{leaves[0]}. The envs of {whole} must share their specs (only the bounds of "
+            "Bounded specs may differ). Build them from one factory."
         )
     return out
