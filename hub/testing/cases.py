@@ -41,6 +41,7 @@ ENV_CHECK_NAMES = (
     "partial_reset",
     "close",
     "pickle",
+    "names",
 )
 
 

@@ -14,7 +14,10 @@ Each function takes a full URI (``"example:Chain-v0"``) and the keyword argument
   and leaves the other's data as it was;
 * :func:`check_close`: ``close()`` is idempotent and a closed env refuses to step;
 * :func:`check_factory_pickles`: the factory batched envs send to worker processes pickles
-  and builds an env with the same specs.
+  and builds an env with the same specs;
+* :func:`check_internal_names`: the env's own classes override no internal underscore name of
+  hub's env classes (only the documented subclass hooks), so no clash silently replaces hub's
+  machinery.
 
 Example:
     >>> from hub.testing.env_checks import check_seeding
@@ -40,6 +43,7 @@ __all__ = [
     "check_partial_reset",
     "check_close",
     "check_factory_pickles",
+    "check_internal_names",
     "same_data",
 ]
 
@@ -257,6 +261,46 @@ def check_factory_pickles(uri: str, **kwargs: Any) -> None:
         copy.close()
 
 
+def check_internal_names(uri: str, **kwargs: Any) -> None:
+    """The env's own classes (and the env object) define no underscore name that hub's env
+    classes use internally, except the documented hooks of
+    :data:`hub.envs.subclass_hooks.SUBCLASS_HOOKS`: a plugin names its private attributes
+    freely, but one that clashes with hub's silently replaces its machinery."""
+    from hub.envs.subclass_hooks import SUBCLASS_ATTRIBUTES, SUBCLASS_HOOKS
+
+    env = _make(uri, "names", **kwargs)
+    try:
+        mro = [c for c in type(env).__mro__ if c is not object]
+        ours = [c for c in mro if c.__module__.split(".")[0] == "hub"]
+        internal = {
+            name
+            for cls in ours
+            for name in vars(cls)
+            if name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+        }
+        internal -= set(SUBCLASS_HOOKS) | set(SUBCLASS_ATTRIBUTES)
+        clashes = sorted(
+            f"{cls.__qualname__}.{name}"
+            for cls in mro
+            if cls not in ours
+            for name in vars(cls)
+            if name in internal
+        )
+        clashes += sorted(
+            f"instance attribute {name}"
+            for name in vars(env)
+            if name in internal and callable(getattr(type(env), name, None))
+        )
+        if clashes:
+            raise ConformanceError(
+                f"{uri} [names]: {', '.join(clashes)} replace(s) an internal name of hub's env "
+                "classes; rename them (a plugin's private names are free, except these), or "
+                "override only the documented hooks (hub.envs.subclass_hooks.SUBCLASS_HOOKS)"
+            )
+    finally:
+        env.close()
+
+
 ENV_CHECKS = {
     "specs": check_specs,
     "seeding": check_seeding,
@@ -266,4 +310,5 @@ ENV_CHECKS = {
     "partial_reset": check_partial_reset,
     "close": check_close,
     "pickle": check_factory_pickles,
+    "names": check_internal_names,
 }

@@ -151,3 +151,27 @@ def test_the_kit_leaves_the_environment_as_it_found_it(monkeypatch):
     assert os.environ["HUB_LOAD_PLUGINS"] == ""
     assert "HUB_STRICT_PLUGINS" not in os.environ
     assert hub.make_env("hub:Counting").batch_size == ()
+
+
+CLASHING = """
+import hub
+from hub.envs.builtin import CountingEnv
+
+class ClashingEnv(CountingEnv):
+    def _compute_keys(self):  # an internal name of EnvBase, not a documented hook
+        return super()._compute_keys()
+
+def make(env_id, **kwargs):
+    return ClashingEnv(max_steps=5, **kwargs)
+
+@hub.hookimpl
+def hub_namespaces():
+    return [hub.Namespace("clash", make=make, list_envs=lambda: ["Count-v0"])]
+"""
+
+
+def test_a_subclass_replacing_an_internal_name_is_caught(plugin_dist):
+    plugin_dist("hub-plugin-clash", "hub_plugin_clash", CLASHING)
+    message = _failure("hub_plugin_clash", ["names"])
+    assert "[names]" in message and "ClashingEnv._compute_keys" in message
+    assert "SUBCLASS_HOOKS" in message
