@@ -13,7 +13,9 @@ Loops (the same for every library):
 * ``rollout``: ``env.rollout(N, break_when_any_done=False)`` with the library's random actions
   (TorchRL's 0.066x of raw was measured with this loop);
 * ``manual``: ``data, td = env.step_and_maybe_reset(td)`` with actions drawn beforehand;
-* ``step``: ``env.step(td)`` alone, resetting at episode ends (the wrapper's own cost).
+* ``step``: ``env.step(td)`` alone, resetting at episode ends (the wrapper's own cost);
+* ``floor_rollout`` (hub's child only): the least TensorDict rollout on the same dm_control
+  calls with hub's output (``_floor_rollout``): what any TensorDict env can reach.
 
 TorchRL is not a dependency of hub: it runs in the peer venv (``--peer-python``, see
 ``benchmarks/setup_peer_venv.sh``), hub in the running interpreter. Times are the CPU time of the
@@ -62,6 +64,57 @@ def _raw(steps: int) -> float:
     for action in actions:
         if step(action).last():
             reset()
+    return (CLOCK() - start) / steps
+
+
+def _floor_rollout(steps: int) -> float:
+    """The least TensorDict rollout on the same dm_control calls, with hub's output.
+
+    Per step: a uniform random float32 action (drawn in one block for the whole rollout, as
+    hub's random policy does), handed to ``env.step`` as numpy; the observation arrays as float32 tensors, the reward and discount as ``[1]``
+    float32 tensors and the three done flags (``terminated`` where the discount is 0) in a
+    ``"next"`` tensordict built without tensordict's checks; the next input a new tensordict of
+    the observation, discount and flags (a reset's after ``LAST``); the steps stacked into one
+    tensordict at the end. No spec, no action check, no generic dispatch.
+    """
+    import numpy as np
+    import torch
+    from dm_control import suite
+    from tensordict import TensorDict
+
+    new = getattr(TensorDict, "_new_unsafe", TensorDict)
+    scalar = torch.Size(())
+    from_numpy = torch.from_numpy
+    f32 = np.float32
+    false, true = torch.zeros(1, dtype=torch.bool), torch.ones(1, dtype=torch.bool)
+    env = suite.load(DOMAIN, TASK, task_kwargs={"random": 0})
+    shape = env.action_spec().shape
+
+    def first(ts: Any) -> Any:
+        data = {k: from_numpy(v.astype(f32)) for k, v in ts.observation.items()}
+        data.update(discount=torch.ones(1), done=false, terminated=false, truncated=false)
+        return new(data, batch_size=scalar, device=None)
+
+    start = CLOCK()
+    td = first(env.reset())
+    out = []
+    for action in (torch.rand(steps, *shape) * 2 - 1).unbind(0):
+        td.set("action", action)
+        ts = env.step(action.numpy())
+        nxt = {k: from_numpy(v.astype(f32)) for k, v in ts.observation.items()}
+        discount = from_numpy(np.array((ts.discount,), f32))
+        if ts.last():
+            ended = ts.discount == 0
+            flags = {"done": true, "terminated": true if ended else false}
+            flags["truncated"] = false if ended else true
+        else:
+            flags = {"done": false, "terminated": false, "truncated": false}
+        following = dict(nxt, discount=discount, **flags)
+        nxt.update(following, reward=from_numpy(np.array((ts.reward,), f32)))
+        td.set("next", new(nxt, batch_size=scalar, device=None))
+        out.append(td)
+        td = first(env.reset()) if ts.last() else new(following, batch_size=scalar, device=None)
+    torch.stack(out)
     return (CLOCK() - start) / steps
 
 
@@ -126,10 +179,15 @@ def measure(lib: str, steps: int = 3000, repeats: int = 3) -> dict[str, float]:
     for loop in loops.values():
         loop(env, warm)
     out: dict[str, list[float]] = {"raw": [], **{name: [] for name in loops}}
+    if lib == "hub":
+        _floor_rollout(warm)
+        out["floor_rollout"] = []
     for _ in range(repeats):
         out["raw"].append(_raw(steps))
         for name, loop in loops.items():
             out[name].append(loop(env, steps))
+        if lib == "hub":
+            out["floor_rollout"].append(_floor_rollout(steps))
     env.close()
     return {key: min(values) for key, values in out.items()}
 
@@ -213,8 +271,9 @@ def _run(python: str, lib: str, steps: int, repeats: int, wall: bool) -> dict[st
 def _rates(per_step: dict[str, float]) -> dict[str, float]:
     """Steps/s of each loop, and each loop's ratio to the raw loop of the same process."""
     out = {f"{key}_steps_per_s": 1.0 / value for key, value in per_step.items()}
-    for loop in LOOPS:
-        out[f"{loop}_ratio_to_raw"] = per_step["raw"] / per_step[loop]
+    for loop in LOOPS + ("floor_rollout",):
+        if loop in per_step:
+            out[f"{loop}_ratio_to_raw"] = per_step["raw"] / per_step[loop]
     return out
 
 
@@ -253,7 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                 + "  ".join(
                     f"{loop} {rates[f'{loop}_steps_per_s']:7.0f}/s "
                     f"({rates[f'{loop}_ratio_to_raw']:.3f}x)"
-                    for loop in LOOPS
+                    for loop in LOOPS + ("floor_rollout",)
+                    if f"{loop}_steps_per_s" in rates
                 ),
                 flush=True,
             )
@@ -287,7 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     for lib, s in summary.items():
         print(
             f"{lib:8s} median: "
-            + ", ".join(f"{loop} {s[f'{loop}_ratio_to_raw']:.3f}x raw" for loop in LOOPS)
+            + ", ".join(
+                f"{loop} {s[f'{loop}_ratio_to_raw']:.3f}x raw"
+                for loop in LOOPS + ("floor_rollout",)
+                if f"{loop}_ratio_to_raw" in s
+            )
         )
     print(f"wrote {args.out}")
     return 0

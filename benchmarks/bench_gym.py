@@ -5,7 +5,9 @@ Two loops on CartPole-v1, each measured against raw gymnasium in the same proces
 * ``manual``: ``data, td = env.step_and_maybe_reset(td)`` with fixed actions, against
   ``env.step(a)`` plus ``env.reset()`` at episode ends;
 * ``rollout``: ``env.rollout(N, break_when_any_done=False)`` (random actions from the spec),
-  against the raw loop with ``env.action_space.sample()``.
+  against the raw loop with ``env.action_space.sample()``;
+* ``floor_manual`` / ``floor_rollout`` (hub's child only): the least TensorDict loop on the same
+  gymnasium calls with hub's output (``_floor``), the bound of any TensorDict env.
 
 The overhead is ``(time per step of the wrapper) - (time per step of raw gymnasium)``, the
 minimum over ``--repeats`` timings (the least disturbed one). TorchRL is not a dependency of
@@ -73,6 +75,58 @@ def _raw_rollout(steps: int) -> float:
     return (CLOCK() - start) / steps
 
 
+def _floor(steps: int, random_actions: bool) -> float:
+    """The least TensorDict loop on the same gymnasium calls, with hub's output.
+
+    Per step: the one-hot action in the input tensordict (fixed, or drawn in one block for the
+    whole loop as hub's random policy does) read as an index; ``env.step``; the observation as
+    a tensor, the reward as a ``[1]`` float32 tensor and the three done flags in a ``"next"``
+    tensordict built without tensordict's checks; the next input a new tensordict of the
+    observation and flags (a reset's at episode ends). ``random_actions`` (the rollout's
+    floor) also keeps every step and stacks them into one tensordict at the end. No spec, no
+    action check, no generic dispatch.
+    """
+    import gymnasium
+    import numpy as np
+    import torch
+    from tensordict import TensorDict
+
+    new = getattr(TensorDict, "_new_unsafe", TensorDict)
+    scalar = torch.Size(())
+    from_numpy = torch.from_numpy
+    false, true = torch.zeros(1, dtype=torch.bool), torch.ones(1, dtype=torch.bool)
+    not_done = {"done": false, "terminated": false, "truncated": false}
+    env = gymnasium.make(ENV_ID)
+    obs, _ = env.reset(seed=0)
+    start = CLOCK()
+    if random_actions:
+        actions = torch.eye(2, dtype=torch.bool)[torch.randint(0, 2, (steps,))].unbind(0)
+    else:
+        actions = [torch.tensor([True, False]), torch.tensor([False, True])] * (steps // 2)
+    td = new(dict(not_done, observation=from_numpy(obs)), batch_size=scalar, device=None)
+    out = []
+    for action in actions:
+        td.set("action", action)
+        obs, reward, terminated, truncated, _ = env.step(action.tolist().index(True))
+        flags = {
+            "done": true if terminated or truncated else false,
+            "terminated": true if terminated else false,
+            "truncated": true if truncated else false,
+        }
+        following = dict(flags, observation=from_numpy(obs))
+        nxt = dict(following, reward=from_numpy(np.array((reward,), np.float32)))
+        td.set("next", new(nxt, batch_size=scalar, device=None))
+        if random_actions:
+            out.append(td)
+        if terminated or truncated:
+            obs, _ = env.reset()
+            following = dict(not_done, observation=from_numpy(obs))
+        td = new(following, batch_size=scalar, device=None)
+    if random_actions:
+        torch.stack(out)
+    return (CLOCK() - start) / steps
+
+
 def _make(lib: str) -> Any:
     if lib == "hub":
         import hub
@@ -109,11 +163,18 @@ def measure(lib: str, steps: int = 5000, repeats: int = 5) -> dict[str, float]:
     _rollout(env, 200)
     _raw_manual(200)
     out: dict[str, list[float]] = {"raw_manual": [], "manual": [], "raw_rollout": [], "rollout": []}
+    if lib == "hub":
+        _floor(200, False)
+        _floor(200, True)
+        out.update(floor_manual=[], floor_rollout=[])
     for _ in range(repeats):
         out["raw_manual"].append(_raw_manual(steps))
         out["manual"].append(_manual(env, steps))
         out["raw_rollout"].append(_raw_rollout(steps))
         out["rollout"].append(_rollout(env, steps))
+        if lib == "hub":
+            out["floor_manual"].append(_floor(steps, False))
+            out["floor_rollout"].append(_floor(steps, True))
     return {key: min(values) for key, values in out.items()}
 
 
@@ -165,12 +226,16 @@ def _source_state() -> dict[str, Any]:
 
 def _overheads(result: dict[str, Any]) -> dict[str, float]:
     t = result["timings"]
-    return {
+    out = {
         "manual_us": (t["manual"] - t["raw_manual"]) * 1e6,
         "rollout_us": (t["rollout"] - t["raw_rollout"]) * 1e6,
         "raw_manual_us": t["raw_manual"] * 1e6,
         "raw_rollout_us": t["raw_rollout"] * 1e6,
     }
+    if "floor_manual" in t:  # the least TensorDict loop on the same calls (hub's child)
+        out["floor_manual_us"] = (t["floor_manual"] - t["raw_manual"]) * 1e6
+        out["floor_rollout_us"] = (t["floor_rollout"] - t["raw_rollout"]) * 1e6
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +267,12 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"round {round_ + 1} {lib:8s} manual +{o['manual_us']:7.1f} us/step "
                 f"(raw {o['raw_manual_us']:.1f})  rollout +{o['rollout_us']:7.1f} us/step "
-                f"(raw {o['raw_rollout_us']:.1f})",
+                f"(raw {o['raw_rollout_us']:.1f})"
+                + (
+                    f"  floor: manual +{o['floor_manual_us']:.1f}, rollout +{o['floor_rollout_us']:.1f}"
+                    if "floor_manual_us" in o
+                    else ""
+                ),
                 flush=True,
             )
     summary = {
@@ -239,6 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     for lib, s in summary.items():
         print(
             f"{lib:8s} median overhead: manual +{s['manual_us']:.1f} us, rollout +{s['rollout_us']:.1f} us"
+            + (
+                f" (floor: manual +{s['floor_manual_us']:.1f} us, rollout +{s['floor_rollout_us']:.1f} us)"
+                if "floor_manual_us" in s
+                else ""
+            )
         )
     print(f"wrote {args.out}")
     return 0

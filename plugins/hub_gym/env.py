@@ -27,7 +27,16 @@ from tensordict import TensorDict, TensorDictBase
 import hub
 from hub.envs.utils import fast_get, fast_set, out_arrays, prebuilt_tensordict, targets_for_out
 from hub.envs.wrapper import BASE_KWARGS
-from hub.specs import Bounded, Composite, Unbounded
+from hub.specs import (
+    Binary,
+    Bounded,
+    Categorical,
+    Composite,
+    MultiCategorical,
+    MultiOneHot,
+    OneHot,
+    Unbounded,
+)
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
 from hub_gym.compat.make import import_env_package
@@ -38,6 +47,16 @@ from hub_gym.info import InfoDictReader
 __all__ = ["GymWrapper", "GymEnv"]
 
 from_numpy = torch.from_numpy
+#: observation specs whose encoded entries are plain tensors
+_FIXED_TENSOR_SPECS = (
+    Bounded,
+    Unbounded,
+    Categorical,
+    OneHot,
+    MultiCategorical,
+    MultiOneHot,
+    Binary,
+)
 
 _DIRECT_NAMES = ("observation", "reward", "terminated", "truncated", "done")
 """The entries :meth:`GymWrapper._step_into` writes, in the order of its arrays."""
@@ -174,6 +193,12 @@ class GymWrapper(hub.GymLikeEnv):
         self._encode_obs_fn = (
             None if self.pixels_only else make_observation_encoder(self._obs_space, base_obs)
         )
+        # every entry a tensor of a fixed shape (no nested dict, no non-tensor, no ragged
+        # sequence): the step's output is built without tensordict's checks
+        self._prebuilt_output = self.device is None and all(
+            isinstance(entry, _FIXED_TENSOR_SPECS) and -1 not in entry.shape
+            for entry in base_obs.values()
+        )
         batch_ndim = len(self.batch_size)
         action_spec = self.full_action_spec["action"]
         self._action_reader = make_action_reader(self._act_space, action_spec, batch_ndim)
@@ -197,9 +222,17 @@ class GymWrapper(hub.GymLikeEnv):
             and cls._reset is GymWrapper._reset
             and cls._reset_finished is hub.EnvBase._reset_finished
         )
-        # (terminated, truncated) -> numpy (terminated, truncated, done), copied into tensors
+        # the same for a single env: step_and_maybe_reset calls _single_step itself
+        self._single_lean = (
+            self._vector is None
+            and cls.step is hub.EnvBase.step
+            and cls._step is GymWrapper._step
+            and cls._single_step is GymWrapper._single_step
+        )
+        # (terminated, truncated) -> numpy [[terminated], [truncated], [done]]: one copy per
+        # step, whose three rows become the three flag tensors
         self._flags = {
-            (te, tr): tuple(np.array((v,), dtype=bool) for v in (te, tr, te or tr))
+            (te, tr): np.array(((te,), (tr,), (te or tr,)), dtype=bool)
             for te in (False, True)
             for tr in (False, True)
         }
@@ -296,26 +329,34 @@ class GymWrapper(hub.GymLikeEnv):
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         if self._vector is not None:
             return self._vector.step(tensordict)
+        return self._single_step(tensordict)[0]
+
+    def _single_step(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, bool]:
+        """A single env's ``_step``: its output, and whether the episode ended."""
         action = self._action_reader(tensordict.get(self._action_key))
         obs, reward, terminated, truncated, info = self._skip_step(action)
         out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
         out["reward"] = from_numpy(np.array((reward,), dtype=np.float32))
-        return self._finish_output(out, (bool(terminated), bool(truncated)), info)
+        ended = (bool(terminated), bool(truncated))
+        return self._finish_output(out, ended, info), ended[0] or ended[1]
 
     def _finish_output(
         self, out: dict[str, Any], ended: tuple[bool, bool], info: Any
     ) -> TensorDictBase:
         """The done flags of ``ended`` (terminated, truncated) added to ``out``, then the
         tensordict of a reset or step output, with the info readers' entries."""
-        flags = self._flags[ended]
-        out["terminated"] = from_numpy(flags[0].copy())
-        out["truncated"] = from_numpy(flags[1].copy())
-        out["done"] = from_numpy(flags[2].copy())
-        if self.device is not None:
-            out = self._to_device(out)
-        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
+        flags = self._flags[ended].copy()
+        out["terminated"] = from_numpy(flags[0])
+        out["truncated"] = from_numpy(flags[1])
+        out["done"] = from_numpy(flags[2])
+        if self._prebuilt_output:
+            td = prebuilt_tensordict(out, self.batch_size)
+        else:
+            if self.device is not None:
+                out = self._to_device(out)
+            td = TensorDict(out, batch_size=self.batch_size, device=self.device)
         for reader in self.info_dict_reader:
             reader(info, td)
         return td
@@ -327,8 +368,20 @@ class GymWrapper(hub.GymLikeEnv):
         (gymnasium ``SyncVectorEnv``, flat ``Box`` observations, CPU, no info readers) and
         nothing that :meth:`hub.EnvBase._plain_step_ok` rules out: the same action checks and
         the same data as ``step``, ``step_mdp`` then ``reset`` of the ended sub-envs, which are
-        reset through the sub-envs themselves (see :mod:`hub_gym.vector`)."""
+        reset through the sub-envs themselves (see :mod:`hub_gym.vector`). A single env takes
+        the same checks and ``_step``, without ``step``'s generic dispatch, and looks at its
+        done flags only through the backend's own ``terminated or truncated``."""
         vector = self._vector
+        if vector is None:
+            if not self._single_lean or not self._plain_step_ok(tensordict):
+                return super().step_and_maybe_reset(tensordict)
+            self._check_actions(tensordict)
+            next_td, ended = self._single_step(tensordict)  # with its three done flags
+            fast_set(tensordict, "next", next_td)
+            next_input = self.step_mdp(tensordict)
+            if ended:
+                self._reset_finished(next_input)
+            return tensordict, next_input
         if (
             not self._vector_lean
             or vector.any_pending
