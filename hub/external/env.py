@@ -563,12 +563,29 @@ def _column(spec: TensorSpec, value: Any, rows: int, key: Any) -> torch.Tensor:
             f"dtype {tensor.dtype} and shape {list(tensor.shape)}",
             where="ExternalEnv.log_transitions",
         )
-    batch = spec.expand(*shape)
+    batch = _expanded(spec, shape)
     if not batch.is_in(tensor):
         raise SpecMismatchError(
             key, repr(spec), batch.explain(tensor), where="ExternalEnv.log_transitions"
         )
     return tensor
+
+
+_EXPANDED: dict[tuple[int, tuple[int, ...]], tuple[TensorSpec, TensorSpec]] = {}
+
+
+def _expanded(spec: TensorSpec, shape: tuple[int, ...]) -> TensorSpec:
+    """``spec.expand(*shape)``, remembered for the last few specs and row counts (a batch
+    size repeats from message to message)."""
+    key = (id(spec), shape)
+    hit = _EXPANDED.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_EXPANDED) >= 64:
+        _EXPANDED.clear()
+    batch = spec.expand(*shape)
+    _EXPANDED[key] = (spec, batch)
+    return batch
 
 
 def _checked(spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:
