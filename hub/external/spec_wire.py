@@ -118,8 +118,8 @@ def check_transitions(message: dict[str, Any], welcome: dict[str, Any]) -> dict[
     if n > limit:
         raise ProtocolError(
             "too_large",
-            f"log_transitions holds {n} transitions; this server takes at most {limit} per "
-            "message (bulk_rows in welcome)",
+            f"log_transitions holds more transitions than this server takes per message: at "
+            f"most {limit} (bulk_rows in welcome)",
         )
     out = {"episode_ids": ids, "lengths": lengths}
     for flag in ("terminated", "truncated", "training_enabled"):

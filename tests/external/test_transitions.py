@@ -280,6 +280,34 @@ def test_log_transitions_to_a_step_view_server_is_refused(served):
     assert reply["code"] == "bad_message" and "local_view='bulk'" in reply["message"]
 
 
+def test_log_batch_still_feeds_the_step_view_of_a_bulk_server(bulk):
+    """A client that does not know bulk_rows sends log_batch: the step view serves it."""
+    env, server, reader = bulk
+    learner = Learner(env)
+    obs = {"observation": np.array([42.0, 0.0], np.float32)}
+    last = {"observation": np.array([42.0, 1.0], np.float32)}
+    events = [
+        {"type": "start_episode", "episode_id": "old", "training_enabled": True},
+        {"type": "log_action", "episode_id": "old", "observation": obs, "action": np.int64(2)},
+        {"type": "log_returns", "episode_id": "old", "reward": 1.0, "info": None},
+        {"type": "end_episode", "episode_id": "old", "observation": last, "truncated": False},
+    ]
+    sock = _raw(server, _hello(), encode_message("log_batch", events=events))
+    try:
+        assert recv_message(sock, 1 << 20)["type"] == "welcome"
+        assert recv_message(sock, 1 << 20)["type"] == "ok"
+        wait = threading.Event()
+        while not learner.transitions():
+            wait.wait(0.01)
+        row = learner.transitions()[0]
+        assert row["observation"].tolist() == [42.0, 0.0] and int(row["action"]) == 2
+        assert bool(row["next", "done"]) and env.queued_transitions == 0
+        assert reader.data().shape == (0,)
+    finally:
+        sock.close()
+        learner.stop()
+
+
 def test_an_episode_of_another_connection_is_refused(bulk):
     env, server, reader = bulk
     first = _raw(server, _hello(), _transitions_message(ids=("shared",)))
