@@ -4,7 +4,9 @@ The simulator side (any thread): ``start_episode``, ``get_action``, ``log_action
 ``log_returns``, ``end_episode``. The learner side: an env of batch size ``[max_concurrent]``,
 one slot per running episode, whose ``step`` hands the policy's actions to the episodes waiting
 for one and returns what they logged next. ``("next", "valid")`` marks the slots that completed
-a transition in this step; the others hold no data (see docs/external.md).
+a transition in this step; the others hold no data (see docs/external.md). The bulk view
+(``log_transitions`` in, ``take_transitions`` out) carries whole batches of transitions of
+episodes the step view never sees, as local-inference clients send them.
 
 Example:
     >>> import threading
@@ -55,7 +57,8 @@ class ExternalEnv(EnvBase):
             is converted with ``hub.convert_spec``.
         action_spec: one episode's action spec (a leaf spec or space).
         reward_spec: one episode's reward spec (default ``Unbounded((1,))``).
-        max_concurrent: the number of episodes that may run at once, and the env's batch size.
+        max_concurrent: the number of episodes that may run at once, and the env's batch size
+            (the bulk view's episodes are counted apart, up to the same number).
         wait_s: how long ``step`` waits for the episodes it gave actions to (and ``reset`` for a
             first episode) before returning without the slow ones (``None``: no bound).
         action_timeout: how long a simulator waits in ``get_action``/``log_action`` before a
@@ -89,7 +92,7 @@ class ExternalEnv(EnvBase):
         self.episode_reward_spec = reward
         self.wait_s = wait_s
         self._board = Board(n, action_timeout)
-        self._transitions = TransitionQueue(transition_capacity)
+        self._transitions = TransitionQueue(transition_capacity, n)
         full = obs.expand(n)
         for flag in FLAGS:
             full[flag] = Categorical(2, shape=(n,), dtype=torch.bool)
@@ -433,7 +436,9 @@ class ExternalEnv(EnvBase):
         in order, with one more at its end, the observation after its last action (the true
         last one when the segment ends its episode). Values are checked against the specs.
 
-        These episodes belong to the bulk view only: the step view never sees them. Waits while
+        These episodes belong to the bulk view only: the step view never sees them; at most
+        ``max_concurrent`` of them run at once (counted apart from the step view's), one more is
+        an ``ExternalEnvFullError``. Waits while
         ``transition_capacity`` rows are queued, for at most ``timeout`` seconds (``None``: no
         bound), then raises ``TimeoutError``. ``owner`` (any value; a PolicyServer passes its
         connection) keeps one producer from writing into another's running episode.

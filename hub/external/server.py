@@ -279,6 +279,9 @@ class _Connection:
         except EpisodeError as err:
             send_message(self.sock, "error", code="episode", message=str(err))
             return
+        except ExternalEnvFullError as err:
+            send_message(self.sock, "error", code="full", message=str(err))
+            return
         except TimeoutError as err:
             send_message(self.sock, "error", code="backlog", message=str(err))
             return

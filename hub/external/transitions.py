@@ -12,7 +12,6 @@ ends its episode (``terminated`` or ``truncated``) frees the id.
 
 Example:
     >>> import numpy as np
-    >>> queue = TransitionQueue(capacity=100)
     >>> rows = segment_rows(np.array([2, 1]))
     >>> rows.observation.tolist(), rows.next_observation.tolist(), rows.last.tolist()
     ([0, 1, 3], [1, 2, 4], [1, 2])
@@ -30,7 +29,7 @@ import numpy as np
 import torch
 
 from hub.errors import ClosedEnvError
-from hub.external.episodes import EpisodeError
+from hub.external.episodes import EpisodeError, ExternalEnvFullError
 
 __all__ = ["TransitionQueue", "SegmentRows", "segment_rows"]
 
@@ -54,12 +53,14 @@ def segment_rows(lengths: np.ndarray) -> SegmentRows:
 
 
 class TransitionQueue:
-    """A bounded, thread-safe queue of transition chunks (dicts of tensors with ``rows`` rows)."""
+    """A bounded, thread-safe queue of transition chunks (dicts of tensors with ``rows`` rows),
+    and the episodes running in them (at most ``max_episodes`` at once)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, max_episodes: int) -> None:
         if capacity < 1:
             raise ValueError(f"the transition queue's capacity must be at least 1, got {capacity}")
         self.capacity = int(capacity)
+        self.max_episodes = int(max_episodes)
         self.cond = threading.Condition()
         self.chunks: deque[dict[Any, torch.Tensor]] = deque()
         self.rows = 0
@@ -71,21 +72,33 @@ class TransitionQueue:
         """The index of each segment's episode (new ids get new ones); ended ids are freed.
 
         Raises:
-            EpisodeError: an id is open under another owner (another connection).
+            EpisodeError: an id is running for another owner (another connection).
+            ExternalEnvFullError: more than ``max_episodes`` episodes would be running.
         """
         out = np.empty(len(ids), dtype=np.int64)
         with self.cond:
+            opened = 0
+            for episode_id, end in zip(ids, ended.tolist(), strict=True):
+                entry = self._open.get(episode_id)
+                if entry is None:
+                    opened += not end
+                elif entry[1] is not owner:
+                    raise EpisodeError(
+                        f"episode {episode_id!r} is running for another producer (another "
+                        "connection); use a new id."
+                    )
+            if opened and len(self._open) + opened > self.max_episodes:
+                raise ExternalEnvFullError(
+                    f"{len(self._open)} episodes of the bulk view are running and this batch "
+                    f"starts {opened} more; max_concurrent is {self.max_episodes}. End episodes "
+                    "first, or build the ExternalEnv with a larger max_concurrent."
+                )
             for position, episode_id in enumerate(ids):
                 entry = self._open.get(episode_id)
                 if entry is None:
                     entry = (self._next_index, owner)
                     self._next_index += 1
                     self._open[episode_id] = entry
-                elif entry[1] != owner:
-                    raise EpisodeError(
-                        f"episode {episode_id!r} is running for another producer (another "
-                        "connection); use a new id."
-                    )
                 out[position] = entry[0]
                 if ended[position]:
                     del self._open[episode_id]

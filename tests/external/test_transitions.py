@@ -11,7 +11,13 @@ import pytest
 import torch
 
 from hub.errors import HubError, SpecMismatchError
-from hub.external import ExternalEnv, PolicyClient, PolicyServer, ProtocolError
+from hub.external import (
+    ExternalEnv,
+    ExternalEnvFullError,
+    PolicyClient,
+    PolicyServer,
+    ProtocolError,
+)
 from hub.external.protocol import encode_message, recv_message
 from hub.external.segments import SegmentBuffer
 from hub.specs import Categorical, Unbounded
@@ -126,7 +132,7 @@ def test_bulk_rows_have_the_step_views_keys_and_dtypes():
 
 
 def test_segments_become_flat_rows_in_order():
-    env = ExternalEnv(Unbounded((1,)), Categorical(3), max_concurrent=1)
+    env = ExternalEnv(Unbounded((1,)), Categorical(3), max_concurrent=2)
     obs = np.arange(7, dtype=np.float32).reshape(7, 1)  # "a": 0 1 2 | "b": 3 4 5 6
     env.log_transitions(["a", "b"], [2, 3], obs, np.array([0, 1, 2, 0, 1]), [1, 2, 3, 4, 5])
     # "a" goes on in a second batch, which starts at the observation its first one ended at
@@ -165,8 +171,21 @@ def test_wrong_columns_are_refused_in_process():
     env.close()
 
 
+def test_more_running_bulk_episodes_than_max_concurrent_is_an_error():
+    env = ExternalEnv(Unbounded((1,)), Categorical(2), max_concurrent=2)
+    obs = np.zeros((4, 1), np.float32)
+    env.log_transitions(["a", "b"], [1, 1], obs, np.array([0, 1]), [0.0, 0.0])
+    with pytest.raises(ExternalEnvFullError, match="max_concurrent is 2"):
+        env.log_transitions(["c"], [1], obs[:2], np.array([0]), [0.0])
+    env.log_transitions(["c"], [1], obs[:2], np.array([0]), [0.0], terminated=[True])  # ends
+    env.log_transitions(["a"], [1], obs[:2], np.array([0]), [0.0], truncated=[True])
+    env.log_transitions(["d"], [1], obs[:2], np.array([0]), [0.0])  # "a" made room
+    assert env.take_transitions().shape == (5,)
+    env.close()
+
+
 def test_a_full_queue_makes_the_producer_wait_then_time_out():
-    env = ExternalEnv(Unbounded((1,)), Categorical(2), max_concurrent=1, transition_capacity=2)
+    env = ExternalEnv(Unbounded((1,)), Categorical(2), max_concurrent=2, transition_capacity=2)
     obs = np.zeros((3, 1), np.float32)
     env.log_transitions(["a"], [2], obs, np.array([0, 1]), [0.0, 0.0])
     with pytest.raises(TimeoutError, match="take_transitions"):
