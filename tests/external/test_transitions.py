@@ -360,6 +360,29 @@ def test_an_episode_of_another_connection_is_refused(bulk):
             second.close()
 
 
+def test_more_bulk_episodes_than_max_concurrent_get_full_and_the_connection_stays(bulk):
+    env, server, reader = bulk  # max_concurrent=4
+    five = encode_message(
+        "log_transitions",
+        episode_ids=[f"e{i}" for i in range(5)],
+        lengths=np.ones(5, np.int64),
+        terminated=np.zeros(5, bool),
+        truncated=np.zeros(5, bool),
+        training_enabled=np.ones(5, bool),
+        observation={"observation": np.zeros((10, 2), np.float32)},
+        action=np.zeros(5, np.int64),
+        reward=np.zeros(5),
+    )
+    sock = _raw(server, _hello(), five, _transitions_message(ids=("one",)))
+    try:
+        assert recv_message(sock, 1 << 20)["type"] == "welcome"
+        reply = recv_message(sock, 1 << 20)
+        assert reply["code"] == "full" and "max_concurrent is 4" in reply["message"]
+        assert recv_message(sock, 1 << 20)["type"] == "ok"
+    finally:
+        sock.close()
+
+
 def test_a_learner_that_does_not_read_gets_the_client_a_backlog_error(no_leaks):
     torch.manual_seed(0)
     env = ExternalEnv(Unbounded((2,)), Categorical(3), max_concurrent=2, transition_capacity=4)
