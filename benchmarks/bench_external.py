@@ -3,14 +3,17 @@
 Cases, each with 1, 8 and 64 clients:
 
 - ``hub-remote``: ``PolicyServer`` + ``PolicyClient(inference="remote")`` (msgpack over TCP);
-- ``hub-local``: ``PolicyClient(inference="local")``, the client runs the policy's weights;
+- ``hub-local``: ``PolicyClient(inference="local")``, the client runs the policy's weights and
+  sends columns of transitions (``PolicyServer(local_view="bulk")``); the learner reads them in
+  bulk with ``env.take_transitions()``;
 - ``pickle-http``: a pickle-over-HTTP baseline of RLlib's ``PolicyServerInput`` /
   ``PolicyClient`` design (each call a ``requests.post`` of a pickled dict to a threading HTTP
   server that unpickles it, calls the same ExternalEnv and answers with a pickled reply). Ray
   2.60 no longer ships ``PolicyServerInput``; this baseline keeps its transport and
   serialization, and hub's learner side, so the difference is the protocol.
 
-The learner (server and a loop stepping the env with random actions) runs in this process; the
+The learner (server and a loop stepping the env with the policy, or reading its transitions in
+bulk for ``hub-local``) runs in this process; the
 clients run as threads of one separate process (numpy + msgpack, or requests), each playing
 episodes of 100 steps of a 4-float observation and a 2-way action, as fast as it can.
 
@@ -176,14 +179,21 @@ def run_case(case, clients, seconds, wait_s=0.05):
     if case == "pickle-http":
         server = PickleHTTPServer(env)
     else:
-        server = PolicyServer(env, policy=policy)
+        view = "bulk" if case == "hub-local" else "step"
+        server = PolicyServer(env, policy=policy, local_view=view)
     stop = threading.Event()
+    learned = [0]
 
     def learn():
+        if case == "hub-local":  # the bulk view: every queued transition at once
+            while not stop.is_set():
+                learned[0] += env.take_transitions(timeout=wait_s).shape[0]
+            return
         td = env.reset()
         while not stop.is_set():
             td["action"] = policy(td["observation"]).argmax(-1)
-            _, td = env.step_and_maybe_reset(td)
+            data, td = env.step_and_maybe_reset(td)
+            learned[0] += int(data["next", "valid"].sum())
 
     learner = threading.Thread(target=learn)
     learner.start()
@@ -209,6 +219,7 @@ def run_case(case, clients, seconds, wait_s=0.05):
         raise RuntimeError(proc.stderr)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out.update(case=case, clients=clients, actions_per_s=out["actions"] / out["seconds"])
+    out["learner_transitions"] = learned[0]
     return out
 
 

@@ -6,8 +6,11 @@ also needs ``safetensors`` (its numpy loader). The five methods are those of
 
 - ``inference="remote"``: every ``get_action`` is a round trip; the learner's policy acts.
 - ``inference="local"``: the client fetches the policy's weights (every ``update_interval``
-  seconds), computes actions itself and sends its calls in batches (``log_batch``); the learner
-  sees them as logged (off-policy) actions.
+  seconds), computes actions itself and sends what it logged in batches; the learner sees them
+  as logged (off-policy) actions. To a server with ``local_view="bulk"`` (its ``welcome``
+  announces ``bulk_rows``) the batches are columns of complete transitions
+  (``log_transitions``, read by the learner's ``take_transitions``); otherwise they are lists
+  of calls (``log_batch``, stepped by the learner like any episode).
 
 A lost connection is reopened (for up to ``reconnect_s`` seconds) and the call tried once more;
 a server that does not answer within ``timeout`` seconds, or cannot be reached, raises
@@ -41,6 +44,7 @@ from hub.external.protocol import (
     recv_message,
     send_message,
 )
+from hub.external.segments import SegmentBuffer
 
 __all__ = ["PolicyClient"]
 
@@ -55,7 +59,8 @@ class PolicyClient:
         timeout: seconds to wait for any answer (``get_action`` waits for the learner's step).
         reconnect_s: seconds to keep trying to (re)connect before raising.
         max_message_bytes: the size limit of a message from the server.
-        batch_events: with local inference, calls gathered per ``log_batch``.
+        batch_events: with local inference, calls gathered per ``log_batch``, or transitions
+            per ``log_transitions``.
 
     The calls of one client are serialized (one request at a time); use one client per thread.
     """
@@ -89,6 +94,8 @@ class PolicyClient:
         self._sock: socket.socket | None = None
         self._events: list[dict[str, Any]] = []
         self._rewards: list[dict[str, Any]] = []
+        self._segments: SegmentBuffer | None = None
+        self.bulk_rows = 0
         self._policy: Any = None
         self._fetched = 0.0
         self.weights_version: int | None = None
@@ -120,6 +127,23 @@ class PolicyClient:
             "action": welcome["action_spec"],
             "reward": welcome["reward_spec"],
         }
+        self.bulk_rows = int(welcome.get("bulk_rows") or 0)  # absent from older servers
+        if self.inference == "local" and self.bulk_rows and self._segments is None:
+            self._segments = SegmentBuffer(list(self.specs["observation"]))
+            self._rows_per_message = min(
+                self.batch_events, self.bulk_rows, self._rows_that_fit(welcome)
+            )
+
+    def _rows_that_fit(self, welcome: dict[str, Any]) -> int:
+        """Transitions per log_transitions that stay under the server's size limit."""
+        limit = min(int(welcome["max_message_bytes"]), self.max_message_bytes)
+
+        def size(spec: dict[str, Any]) -> int:
+            return int(np.prod(spec["shape"])) * np.dtype(spec["dtype"]).itemsize
+
+        obs = sum(size(spec) for spec in self.specs["observation"].values())
+        row = 2 * obs + size(self.specs["action"]) + 8 + 64  # observations at most twice
+        return max(1, (limit - 4096) // row)
 
     def _drop(self) -> None:
         if self._sock is not None:
@@ -178,7 +202,8 @@ class PolicyClient:
     def close(self) -> None:
         """Send the calls still gathered (local inference), say goodbye, close the socket."""
         with self._lock:
-            if self._sock is None and not self._events and not self._rewards:
+            held = self._segments is not None and self._segments.complete
+            if self._sock is None and not self._events and not self._rewards and not held:
                 return
             try:
                 self.flush()
@@ -200,6 +225,10 @@ class PolicyClient:
         """Start an episode on the learner and return its id."""
         if self.inference == "local":
             episode_id = episode_id or uuid.uuid4().hex
+            if self._segments is not None:
+                with self._lock:
+                    self._segments.start(episode_id, training_enabled)
+                return episode_id
             self._gather("start_episode", episode_id=episode_id, training_enabled=training_enabled)
             return episode_id
         reply = self._request(
@@ -212,6 +241,9 @@ class PolicyClient:
         if self.inference == "local":
             arrays = self.observation_arrays(observation)
             action = self._local_policy()(arrays)
+            if self._segments is not None:
+                self._log_row(episode_id, arrays, action)
+                return action
             obs = {key: encode_array(value) for key, value in arrays.items()}
             self._gather("log_action", episode_id=episode_id, observation=obs, action=action)
             return action
@@ -221,6 +253,10 @@ class PolicyClient:
 
     def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
         """Record an observation and the action the simulator chose itself."""
+        if self._segments is not None:
+            action = self._fit(action, self.specs["action"], "action")
+            self._log_row(episode_id, self.observation_arrays(observation), action)
+            return
         fields = {
             "episode_id": episode_id,
             "observation": self.observation_message(observation),
@@ -233,7 +269,10 @@ class PolicyClient:
 
     def log_returns(self, episode_id: str, reward: float, info: dict | None = None) -> None:
         """Add a reward to the episode's last action (rewards sum until the next action)."""
-        if self.inference == "local":
+        if self._segments is not None:  # info goes nowhere: the bulk view has no infos
+            with self._lock:
+                self._segments.reward(episode_id, reward)
+        elif self.inference == "local":
             self._gather("log_returns", episode_id=episode_id, reward=float(reward), info=info)
         else:  # sent with the next request, in the same write (one round trip for both)
             event = {"type": "log_returns", "episode_id": episode_id, "reward": float(reward)}
@@ -242,6 +281,11 @@ class PolicyClient:
 
     def end_episode(self, episode_id: str, observation: Any, truncated: bool = False) -> None:
         """Record the episode's last observation; it ended (``truncated``: cut short)."""
+        if self._segments is not None:
+            with self._lock:
+                self._segments.end(episode_id, self.observation_arrays(observation), truncated)
+                self.flush()
+            return
         fields = {
             "episode_id": episode_id,
             "observation": self.observation_message(observation),
@@ -282,6 +326,12 @@ class PolicyClient:
         return array
 
     # ------------------------------------------------------------------ local inference
+    def _log_row(self, episode_id: str, arrays: dict[str, np.ndarray], action: Any) -> None:
+        with self._lock:
+            self._segments.act(episode_id, arrays, action)
+            if self._segments.complete >= self._rows_per_message:
+                self.flush()
+
     def _gather(self, kind: str, **fields: Any) -> None:
         with self._lock:
             self._events.append({"type": kind, **fields})
@@ -295,6 +345,8 @@ class PolicyClient:
             self._rewards = []
             if events:
                 self._request("log_batch", events=events)
+            while self._segments is not None and self._segments.complete:
+                self._request("log_transitions", **self._segments.take(self._rows_per_message))
 
     def _local_policy(self) -> Any:
         with self._lock:

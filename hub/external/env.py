@@ -4,7 +4,9 @@ The simulator side (any thread): ``start_episode``, ``get_action``, ``log_action
 ``log_returns``, ``end_episode``. The learner side: an env of batch size ``[max_concurrent]``,
 one slot per running episode, whose ``step`` hands the policy's actions to the episodes waiting
 for one and returns what they logged next. ``("next", "valid")`` marks the slots that completed
-a transition in this step; the others hold no data (see docs/external.md).
+a transition in this step; the others hold no data (see docs/external.md). The bulk view
+(``log_transitions`` in, ``take_transitions`` out) carries whole batches of transitions of
+episodes the step view never sees, as local-inference clients send them.
 
 Example:
     >>> import threading
@@ -38,6 +40,7 @@ from hub.envs import EnvBase
 from hub.errors import SpecMismatchError
 from hub.external.episodes import Board, Episode, Item
 from hub.external.spec_input import as_hub_spec, episode_specs
+from hub.external.transitions import TransitionQueue, segment_rows
 from hub.specs import Categorical, TensorSpec, Unbounded
 
 __all__ = ["ExternalEnv"]
@@ -54,11 +57,14 @@ class ExternalEnv(EnvBase):
             is converted with ``hub.convert_spec``.
         action_spec: one episode's action spec (a leaf spec or space).
         reward_spec: one episode's reward spec (default ``Unbounded((1,))``).
-        max_concurrent: the number of episodes that may run at once, and the env's batch size.
+        max_concurrent: the number of episodes that may run at once, and the env's batch size
+            (the bulk view's episodes are counted apart, up to the same number).
         wait_s: how long ``step`` waits for the episodes it gave actions to (and ``reset`` for a
             first episode) before returning without the slow ones (``None``: no bound).
         action_timeout: how long a simulator waits in ``get_action``/``log_action`` before a
             ``TimeoutError``.
+        transition_capacity: how many transitions of the bulk view (:meth:`log_transitions`,
+            :meth:`take_transitions`) may wait for the learner before producers wait.
         device: where the learner's tensors live.
 
     The simulator methods are thread-safe; the calls of one episode must come one after the
@@ -74,6 +80,7 @@ class ExternalEnv(EnvBase):
         max_concurrent: int = 100,
         wait_s: float | None = 1.0,
         action_timeout: float = 300.0,
+        transition_capacity: int = 65536,
         device: Any = None,
     ) -> None:
         obs, act = episode_specs(observation_spec, action_spec)
@@ -85,6 +92,7 @@ class ExternalEnv(EnvBase):
         self.episode_reward_spec = reward
         self.wait_s = wait_s
         self._board = Board(n, action_timeout)
+        self._transitions = TransitionQueue(transition_capacity, n)
         full = obs.expand(n)
         for flag in FLAGS:
             full[flag] = Categorical(2, shape=(n,), dtype=torch.bool)
@@ -189,6 +197,7 @@ class ExternalEnv(EnvBase):
 
     def _close(self) -> None:
         self._board.close()
+        self._transitions.close()
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         board = self._board
@@ -400,6 +409,188 @@ class ExternalEnv(EnvBase):
         with self._board.cond:
             episode = self._board.slots[slot]
             return None if episode is None else episode.id
+
+    # ------------------------------------------------------------------ the bulk view
+    def log_transitions(
+        self,
+        episode_ids: Any,
+        lengths: Any,
+        observation: Any,
+        action: Any,
+        reward: Any,
+        terminated: Any = None,
+        truncated: Any = None,
+        training_enabled: Any = True,
+        *,
+        timeout: float | None = None,
+        owner: Any = None,
+    ) -> None:
+        """Queue a batch of transitions for :meth:`take_transitions` (the bulk view).
+
+        The batch is made of ``S`` segments: runs of consecutive transitions of one episode
+        each, ``lengths[s]`` (at least 1) of them, ``N = sum(lengths)`` in all. Per segment:
+        ``episode_ids[s]``, ``terminated[s]`` / ``truncated[s]`` (the segment ends its episode;
+        default ``False``) and ``training_enabled[s]``. Per row: ``action`` ``[N, ...]`` and
+        ``reward`` ``[N]`` (summed from one action to the next). ``observation`` (an array, or a
+        dict of arrays for a Composite spec) holds ``N + S`` rows: each segment's observations
+        in order, with one more at its end, the observation after its last action (the true
+        last one when the segment ends its episode). Values are checked against the specs.
+
+        These episodes belong to the bulk view only: the step view never sees them; at most
+        ``max_concurrent`` of them run at once (counted apart from the step view's), one more is
+        an ``ExternalEnvFullError``. Waits while
+        ``transition_capacity`` rows are queued, for at most ``timeout`` seconds (``None``: no
+        bound), then raises ``TimeoutError``. ``owner`` (any value; a PolicyServer passes its
+        connection) keeps one producer from writing into another's running episode.
+        """
+        ids = [str(i) for i in episode_ids]
+        s = len(ids)
+        lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+        if lengths.size != s or (lengths < 1).any():
+            raise SpecMismatchError(
+                "lengths", f"{s} segment lengths of at least 1", lengths.tolist(), where="bulk"
+            )
+        n = int(lengths.sum())
+        term = _segment_flags(terminated, s, "terminated")
+        trunc = _segment_flags(truncated, s, "truncated")
+        training = _segment_flags(training_enabled, s, "training_enabled")
+        if (term & trunc).any():
+            raise SpecMismatchError(
+                "terminated", "segments that end terminated or truncated, not both", "both"
+            )
+        if not isinstance(observation, dict):
+            observation = {self._obs_keys[0]: observation} if len(self._obs_keys) == 1 else {}
+        if sorted(observation) != sorted(self._obs_keys):
+            raise SpecMismatchError("<observation>", f"keys {self._obs_keys}", sorted(observation))
+        rows = segment_rows(lengths)
+        chunk: dict[Any, torch.Tensor] = {}
+        for key in self._obs_keys:
+            column = _column(self.episode_observation_spec[key], observation[key], n + s, key)
+            chunk[key] = column[rows.observation]
+            chunk["next", key] = column[rows.next_observation]
+        chunk["action"] = _column(self.episode_action_spec, action, n, "action")
+        reward_spec = self.episode_reward_spec
+        summed = torch.as_tensor(np.asarray(reward, dtype=np.float64).reshape(-1))
+        if summed.shape != (n,):
+            raise SpecMismatchError("reward", f"{n} rewards", list(summed.shape), where="bulk")
+        shape = (n,) + tuple(reward_spec.shape)
+        chunk["next", "reward"] = (
+            (summed.to(reward_spec.dtype).reshape((n,) + (1,) * len(reward_spec.shape)))
+            .expand(shape)
+            .clone()
+        )
+        ended = np.zeros((n, 1), dtype=bool)
+        ended[rows.last, 0] = term
+        chunk["next", "terminated"] = torch.from_numpy(ended)
+        ended = np.zeros((n, 1), dtype=bool)
+        ended[rows.last, 0] = trunc
+        chunk["next", "truncated"] = torch.from_numpy(ended)
+        chunk["training_enabled"] = torch.from_numpy(training[rows.segment])
+        index = self._transitions.episode_indices(ids, term | trunc, owner)
+        chunk["episode"] = torch.from_numpy(index[rows.segment])
+        self._transitions.put(chunk, n, timeout)
+
+    def take_transitions(
+        self, timeout: float | None = 0.0, max_rows: int | None = None
+    ) -> TensorDictBase:
+        """Every transition queued by :meth:`log_transitions` (at most ``max_rows``), as one
+        flat tensordict of batch ``[N]``, after waiting up to ``timeout`` seconds for a first
+        one (``None``: no bound); ``N`` is 0 when none came.
+
+        The keys and dtypes are those of the step view's data (``"observation"``,
+        ``"action"``, ``("next", "observation")``, ``("next", "reward")``, the done flags,
+        ``"valid"``, ``"off_policy"``, ``"training_enabled"``, each under ``"next"`` too), with
+        ``"episode"``: an int64 index per episode, unique over the env's life. An episode's
+        rows come in order, and its last one has ``("next", "done")`` set.
+        """
+        chunks = self._transitions.take(timeout, max_rows)
+        if chunks:
+            data = {key: torch.cat([chunk[key] for chunk in chunks]) for key in chunks[0]}
+        else:
+            data = self._empty_chunk()
+        n = data["action"].shape[0]
+        data["next", "done"] = data["next", "terminated"] | data["next", "truncated"]
+        true = torch.ones(n, dtype=torch.bool)
+        for flag in ("done", "terminated", "truncated"):
+            data[flag] = torch.zeros(n, 1, dtype=torch.bool)
+        data["valid"], data["next", "valid"] = true, true.clone()
+        data["off_policy"], data["next", "off_policy"] = true.clone(), true.clone()
+        data["next", "training_enabled"] = data["training_enabled"].clone()
+        out = TensorDict(batch_size=(n,))
+        for key, value in data.items():
+            out.set(key, value)
+        return out if self.device is None else out.to(self.device)
+
+    @property
+    def queued_transitions(self) -> int:
+        """How many transitions of the bulk view wait for :meth:`take_transitions`."""
+        with self._transitions.cond:
+            return self._transitions.rows
+
+    def forget_transition_episodes(self, episode_ids: Any) -> None:
+        """Free the ids of bulk-view episodes whose producer is gone (their rows stay)."""
+        self._transitions.forget(episode_ids)
+
+    def _empty_chunk(self) -> dict[Any, torch.Tensor]:
+        data: dict[Any, torch.Tensor] = {}
+        for key in self._obs_keys:
+            data[key] = self.episode_observation_spec[key].zero((0,))
+            data["next", key] = data[key].clone()
+        data["action"] = self.episode_action_spec.zero((0,))
+        data["next", "reward"] = self.episode_reward_spec.zero((0,))
+        for flag in ("terminated", "truncated"):
+            data["next", flag] = torch.zeros(0, 1, dtype=torch.bool)
+        data["training_enabled"] = torch.zeros(0, dtype=torch.bool)
+        data["episode"] = torch.zeros(0, dtype=torch.int64)
+        return data
+
+
+def _segment_flags(value: Any, size: int, key: str) -> np.ndarray:
+    """A per-segment boolean column (``None``: all False; a bool: the same for all)."""
+    if value is None or isinstance(value, bool):
+        return np.full(size, bool(value))
+    flags = np.asarray(value)
+    if flags.dtype != np.bool_ or flags.shape != (size,):
+        raise SpecMismatchError(
+            key, f"{size} booleans (one per segment)", f"{flags.dtype} {list(flags.shape)}"
+        )
+    return flags
+
+
+def _column(spec: TensorSpec, value: Any, rows: int, key: Any) -> torch.Tensor:
+    """``rows`` values of ``spec`` stacked, checked at once (dtype, shape, values)."""
+    tensor = torch.as_tensor(value)
+    shape = (rows,) + tuple(spec.shape)
+    if tensor.dtype != spec.dtype or tuple(tensor.shape) != shape:
+        raise SpecMismatchError(
+            key,
+            f"dtype {spec.dtype} and shape {list(shape)}",
+            f"dtype {tensor.dtype} and shape {list(tensor.shape)}",
+            where="ExternalEnv.log_transitions",
+        )
+    batch = _expanded(spec, shape)
+    if not batch.is_in(tensor):
+        raise SpecMismatchError(
+            key, repr(spec), batch.explain(tensor), where="ExternalEnv.log_transitions"
+        )
+    return tensor
+
+
+_EXPANDED: dict[tuple[int, tuple[int, ...]], tuple[TensorSpec, TensorSpec]] = {}
+
+
+def _expanded(spec: TensorSpec, shape: tuple[int, ...]) -> TensorSpec:
+    """``spec.expand(*shape)``, remembered for the last few specs and row counts (a batch
+    size repeats from message to message)."""
+    key = (id(spec), shape)
+    hit = _EXPANDED.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_EXPANDED) >= 64:
+        _EXPANDED.clear()
+    batch = spec.expand(*shape)
+    _EXPANDED[key] = (spec, batch)
+    return batch
 
 
 def _checked(spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:

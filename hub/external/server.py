@@ -35,13 +35,20 @@ from hub.external.protocol import (
     recv_message,
     send_message,
 )
-from hub.external.spec_wire import check_array, describe_composite, describe_leaf
+from hub.external.spec_wire import (
+    check_array,
+    check_transitions,
+    describe_composite,
+    describe_leaf,
+)
 
 __all__ = ["PolicyServer", "LOOPBACK"]
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 #: calls of one connection queued behind the learner before a log_batch is answered
 QUEUE_LIMIT = 128
+#: the most transitions one log_transitions message may carry (announced as bulk_rows)
+BULK_ROWS = 4096
 
 
 class PolicyServer:
@@ -57,7 +64,11 @@ class PolicyServer:
             ``ReLU`` and ``Tanh`` layers whose weights they fetch (as safetensors).
         max_message_bytes: the size limit of every message, both ways.
         client_timeout: seconds of silence after which a client with a running episode counts
-            as gone.
+            as gone; also how long a ``log_transitions`` waits for room in the bulk queue.
+        local_view: which learner view the local-inference clients feed: ``"step"`` (they send
+            their calls as ``log_batch`` and the learner steps them like any episode) or
+            ``"bulk"`` (they send columns of transitions, ``log_transitions``, which the learner
+            reads with ``env.take_transitions()``; the step view never sees them).
     """
 
     def __init__(
@@ -70,7 +81,10 @@ class PolicyServer:
         policy: Any = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         client_timeout: float = 60.0,
+        local_view: str = "step",
     ) -> None:
+        if local_view not in ("step", "bulk"):
+            raise HubError(f"local_view must be 'step' or 'bulk', got {local_view!r}")
         base = getattr(env, "base_env", env)
         if not isinstance(base, ExternalEnv):
             raise HubError(
@@ -93,6 +107,7 @@ class PolicyServer:
             "reward_spec": describe_leaf(base.episode_reward_spec),
             "max_message_bytes": self.max_message_bytes,
             "weights": policy is not None,
+            "bulk_rows": BULK_ROWS if local_view == "bulk" else 0,
         }
         self._lock = threading.Lock()
         self._connections: set[_Connection] = set()
@@ -160,6 +175,7 @@ class _Connection:
         self.server = server
         self.sock = sock
         self.episodes: set[str] = set()
+        self.bulk_episodes: set[str] = set()
         self.env = server.env
         self.thread = threading.Thread(target=self.run, name="hub-policy-connection", daemon=True)
 
@@ -190,6 +206,7 @@ class _Connection:
         finally:
             for episode_id in list(self.episodes):
                 self.env.truncate_episode(episode_id)
+            self.env.forget_transition_episodes(self.bulk_episodes)
             self.sock.close()
             self.server.forget(self)
 
@@ -230,6 +247,9 @@ class _Connection:
         if kind == "get_weights":
             self.send_weights()
             return True
+        if kind == "log_transitions":
+            self.log_transitions(message)
+            return True
         if kind == "log_batch":
             started: set[str] = set()
             events = [self.check_event(event, started) for event in _event_list(message)]
@@ -241,6 +261,37 @@ class _Connection:
             return True
         self.apply(self.check_event(message), reply=True)
         return True
+
+    def log_transitions(self, message: dict[str, Any]) -> None:
+        """Check a batch of transition columns once and queue it for the bulk view."""
+        welcome = self.server._welcome
+        if not welcome["bulk_rows"]:
+            raise ProtocolError(
+                "bad_message",
+                "this server takes no log_transitions (its welcome said bulk_rows 0): send "
+                "log_batch, or serve with PolicyServer(..., local_view='bulk')",
+            )
+        columns = check_transitions(message, welcome)
+        try:
+            self.env.log_transitions(**columns, timeout=self.server.client_timeout, owner=self)
+        except SpecMismatchError as err:
+            raise ProtocolError("spec_mismatch", str(err)) from None
+        except EpisodeError as err:
+            send_message(self.sock, "error", code="episode", message=str(err))
+            return
+        except ExternalEnvFullError as err:
+            send_message(self.sock, "error", code="full", message=str(err))
+            return
+        except TimeoutError as err:
+            send_message(self.sock, "error", code="backlog", message=str(err))
+            return
+        ended = columns["terminated"] | columns["truncated"]
+        for episode_id, end in zip(columns["episode_ids"], ended.tolist(), strict=True):
+            if end:
+                self.bulk_episodes.discard(episode_id)
+            else:
+                self.bulk_episodes.add(episode_id)
+        send_message(self.sock, "ok")
 
     def check_event(self, message: Any, started: set[str] | None = None) -> dict[str, Any]:
         """Decode and check the arrays of one simulator call, and its episode's owner

@@ -26,7 +26,14 @@ from hub.specs import (
     TensorSpec,
 )
 
-__all__ = ["describe_leaf", "describe_composite", "numpy_dtype", "check_array"]
+__all__ = [
+    "describe_leaf",
+    "describe_composite",
+    "numpy_dtype",
+    "check_array",
+    "check_column",
+    "check_transitions",
+]
 
 _KINDS = [
     (OneHot, "one_hot"),
@@ -78,3 +85,58 @@ def check_array(value: Any, description: dict[str, Any], key: str) -> np.ndarray
             f"{description['shape']}, got dtype {array.dtype.name} and shape {list(array.shape)}",
         )
     return array
+
+
+def check_column(value: Any, dtype: str, shape: list[int], key: str) -> np.ndarray:
+    """Decode a column of stacked rows and check its dtype and its whole shape (rows first)."""
+    array = decode_array(value)
+    if array.dtype.name != dtype or list(array.shape) != shape:
+        raise ProtocolError(
+            "spec_mismatch",
+            f"column {key!r} of log_transitions must have dtype {dtype} and shape {shape}, got "
+            f"dtype {array.dtype.name} and shape {list(array.shape)}",
+        )
+    return array
+
+
+def check_transitions(message: dict[str, Any], welcome: dict[str, Any]) -> dict[str, Any]:
+    """The columns of a ``log_transitions`` message, each checked once against the specs of
+    the ``welcome`` (dtype, trailing shape, row count) and the ``bulk_rows`` bound."""
+    ids = message["episode_ids"]
+    limit = welcome["bulk_rows"]
+    if not ids or not all(isinstance(i, str) for i in ids) or len(set(ids)) != len(ids):
+        raise ProtocolError(
+            "bad_message", "episode_ids of log_transitions must be distinct strings, at least one"
+        )
+    s = len(ids)
+    if s > limit:
+        raise ProtocolError("too_large", f"log_transitions holds {s} segments; at most {limit}")
+    lengths = check_column(message["lengths"], "int64", [s], "lengths")
+    if (lengths < 1).any():
+        raise ProtocolError("spec_mismatch", "every segment of log_transitions needs a length >= 1")
+    n = int(lengths.sum()) if (lengths <= limit).all() else limit + 1  # no int64 overflow
+    if n > limit:
+        raise ProtocolError(
+            "too_large",
+            f"log_transitions holds more transitions than this server takes per message: at "
+            f"most {limit} (bulk_rows in welcome)",
+        )
+    out = {"episode_ids": ids, "lengths": lengths}
+    for flag in ("terminated", "truncated", "training_enabled"):
+        out[flag] = check_column(message[flag], "bool", [s], flag)
+    observation = message["observation"]
+    specs = welcome["observation_spec"]
+    if sorted(observation) != sorted(specs):
+        raise ProtocolError(
+            "spec_mismatch", f"the observation must be a map with the keys {sorted(specs)}"
+        )
+    out["observation"] = {
+        key: check_column(observation[key], spec["dtype"], [n + s, *spec["shape"]], key)
+        for key, spec in specs.items()
+    }
+    action = welcome["action_spec"]
+    out["action"] = check_column(
+        message["action"], action["dtype"], [n, *action["shape"]], "action"
+    )
+    out["reward"] = check_column(message["reward"], "float64", [n], "reward")
+    return out
