@@ -228,6 +228,7 @@ class GymWrapper(hub.GymLikeEnv):
             and cls.step is hub.EnvBase.step
             and cls._step is GymWrapper._step
             and cls._single_step is GymWrapper._single_step
+            and cls._reset_finished is hub.EnvBase._reset_finished
         )
         # (terminated, truncated) -> numpy [[terminated], [truncated], [done]]: one copy per
         # step, whose three rows become the three flag tensors
