@@ -1,9 +1,10 @@
 """``hub new-plugin NAME``: write a ready plugin distribution to start from.
 
 Example:
+    >>> import tempfile
     >>> from click.testing import CliRunner
-    >>> with CliRunner().isolated_filesystem():
-    ...     result = CliRunner().invoke(new_plugin, ["demo", "--json"])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     result = CliRunner().invoke(new_plugin, ["demo", "--directory", tmp, "--json"])
     >>> result.exit_code, '"dist": "hub-plugin-demo"' in result.output
     (0, True)
 """
