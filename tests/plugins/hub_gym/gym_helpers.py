@@ -55,3 +55,17 @@ def raw_make_kwargs(backend: str) -> dict:
     from hub_gym.compat import resolve_compat
 
     return resolve_compat(backend).default_make_kwargs()
+
+
+def count_calls(env, method: str) -> list[int]:
+    """Count the calls of ``env.<method>`` (``[count]``, updated in place), wrapped on the
+    instance: the class's methods, which the env checks to choose its path, stay."""
+    calls = [0]
+    original = getattr(env, method)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    setattr(env, method, counted)
+    return calls

@@ -11,7 +11,7 @@ from packaging.version import Version
 from tensordict import TensorDict
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import BACKENDS, version
+from tests.plugins.hub_gym.gym_helpers import BACKENDS, count_calls, version
 
 # the one-call path serves the vector envs hub builds with autoreset disabled (gymnasium >= 1.1);
 # older versions have no such vector env, and their tox envs run the generic path's tests
@@ -31,19 +31,6 @@ def _generic(n: int, **kwargs):
     env._vector_lean = False
     env._vector.direct = False
     return env
-
-
-def _count_step_calls(env) -> list[int]:
-    """Count the calls of ``env._step`` (the generic path's; the lean path does not call it)."""
-    calls = [0]
-    step = env._step
-
-    def counted(td):
-        calls[0] += 1
-        return step(td)
-
-    env._step = counted  # on the instance: the class's methods, which the env checks, stay
-    return calls
 
 
 def _loop(env, actions: torch.Tensor) -> list[tuple[TensorDict, TensorDict]]:
@@ -78,7 +65,7 @@ def _assert_same(got, want) -> int:
 def test_lean_path_gives_the_generic_paths_data_across_episode_ends(n):
     lean, generic = _make(n), _generic(n)
     assert lean._vector_lean
-    lean_calls, generic_calls = _count_step_calls(lean), _count_step_calls(generic)
+    lean_calls, generic_calls = count_calls(lean, "_step"), count_calls(generic, "_step")
     torch.manual_seed(0)
     actions = lean.full_action_spec["action"].rand((300,))
     got, want = _loop(lean, actions), _loop(generic, actions)
@@ -133,7 +120,7 @@ def test_rollout_gives_the_generic_paths_data():
 )
 def test_other_cases_take_the_generic_path_with_the_same_data(kwargs):
     env, ref = _make(2, **kwargs), _generic(2, **kwargs)
-    calls = _count_step_calls(env)
+    calls = count_calls(env, "_step")
     torch.manual_seed(3)
     actions = env.full_action_spec["action"].rand((60,))
     _assert_same(_loop(env, actions), _loop(ref, actions))
@@ -143,7 +130,7 @@ def test_other_cases_take_the_generic_path_with_the_same_data(kwargs):
 
 def test_a_step_mask_or_a_wrong_action_takes_the_generic_path():
     env = _make(2)
-    calls = _count_step_calls(env)
+    calls = count_calls(env, "_step")
     td = env.rand_action(env.reset())
     td.set("_step", torch.tensor([True, False]))
     data, _ = env.step_and_maybe_reset(td)

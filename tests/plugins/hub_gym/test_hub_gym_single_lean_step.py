@@ -9,7 +9,12 @@ import pytest
 import torch
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import assert_real_cartpole_data, backend_params, make
+from tests.plugins.hub_gym.gym_helpers import (
+    assert_real_cartpole_data,
+    backend_params,
+    count_calls,
+    make,
+)
 
 
 def _pair(backend: str, **kwargs):
@@ -18,19 +23,6 @@ def _pair(backend: str, **kwargs):
     generic = make(backend, "CartPole-v1", seed=7, **kwargs)
     generic._single_lean = False
     return lean, generic
-
-
-def _count_generic_steps(env) -> list[int]:
-    """Count the calls of ``env.step`` (the generic path's; the lean path does not call it)."""
-    calls = [0]
-    step = env.step
-
-    def counted(td):
-        calls[0] += 1
-        return step(td)
-
-    env.step = counted  # on the instance: the class's methods, which the env checks, stay
-    return calls
 
 
 def _loop(env, actions: torch.Tensor) -> list:
@@ -60,7 +52,7 @@ def _assert_same(got: list, want: list) -> int:
 def test_single_env_lean_path_gives_the_generic_paths_data_across_episode_ends(backend):
     lean, generic = _pair(backend)
     assert lean._single_lean
-    lean_calls, generic_calls = _count_generic_steps(lean), _count_generic_steps(generic)
+    lean_calls, generic_calls = count_calls(lean, "step"), count_calls(generic, "step")
     torch.manual_seed(0)
     actions = lean.full_action_spec["action"].rand((400,))
     got, want = _loop(lean, actions), _loop(generic, actions)
@@ -97,7 +89,7 @@ def test_single_env_rollout_gives_the_generic_paths_data(backend):
 @pytest.mark.parametrize("kwargs", [{"checks": True}, {"auto_reset": True}], ids=str)
 def test_single_env_checks_or_auto_reset_take_the_generic_path(backend, kwargs):
     env, ref = _pair(backend, **kwargs)
-    calls = _count_generic_steps(env)
+    calls = count_calls(env, "step")
     torch.manual_seed(3)
     actions = env.full_action_spec["action"].rand((60,))
     _assert_same(_loop(env, actions), _loop(ref, actions))
