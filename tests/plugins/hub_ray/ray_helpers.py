@@ -3,6 +3,7 @@ check that no actor of an env outlived it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -62,11 +63,30 @@ def start_local_ray(**kwargs: Any) -> Iterator[Any]:
     # the machine is shared: Ray's memory monitor would kill these small workers for
     # what other processes use
     os.environ.setdefault("RAY_memory_monitor_refresh_ms", "0")
-    ray.init(num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
+    # address="local": a new instance even when another one runs on this machine (ray.init()
+    # would look for running ones and refuse to choose between two)
+    ray.init(address="local", num_cpus=2, include_dashboard=True, logging_level="warning", **kwargs)
     try:
-        yield ray
+        with ray_address(ray.get_runtime_context().gcs_address):
+            yield ray
     finally:
         ray.shutdown()
+
+
+@contextlib.contextmanager
+def ray_address(address: str) -> Iterator[None]:
+    """``RAY_ADDRESS`` set to ``address`` meanwhile: what Ray's calls without an address (its
+    state API) use, instead of looking for running instances, which finds those of other
+    processes on the machine too."""
+    before = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = address
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["RAY_ADDRESS"]
+        else:
+            os.environ["RAY_ADDRESS"] = before
 
 
 def alive_actor_pids(pids: list[int]) -> list[int]:

@@ -15,7 +15,7 @@ from hub_ray import ActorRestartWarning, RayEnv
 import hub
 from hub.registry import make_env_single
 
-from .ray_helpers import alive_actor_pids, require_loopback_only, same_data
+from .ray_helpers import alive_actor_pids, ray_address, require_loopback_only, same_data
 
 pytest.importorskip("gymnasium")
 
@@ -39,7 +39,8 @@ def cluster():
     node = cluster.add_node(num_cpus=1, resources={"added_node": 1})
     ray.init(address=cluster.address, logging_level="warning")
     try:
-        yield cluster, node
+        with ray_address(cluster.address):
+            yield cluster, node
     finally:
         ray.shutdown()
         cluster.shutdown()
