@@ -11,7 +11,13 @@ from packaging.version import Version
 from tensordict import TensorDict
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import BACKENDS, count_calls, version
+from tests.plugins.hub_gym.gym_helpers import (
+    BACKENDS,
+    assert_same_td,
+    count_calls,
+    step_loop,
+    version,
+)
 
 # the one-call path serves the vector envs hub builds with autoreset disabled (gymnasium >= 1.1);
 # older versions have no such vector env, and their tox envs run the generic path's tests
@@ -34,28 +40,14 @@ def _generic(n: int, **kwargs):
 
 
 def _loop(env, actions: torch.Tensor) -> list[tuple[TensorDict, TensorDict]]:
-    td = env.reset()
-    td.set("hidden", torch.arange(env.batch_size[0]))  # a policy's entry: carried over
-    out = []
-    for action in actions:
-        td.set("action", action)
-        data, td = env.step_and_maybe_reset(td)
-        out.append((data.clone(), td.clone()))
-    return out
-
-
-def _assert_equal(td: TensorDict, ref: TensorDict) -> None:
-    """Equal keys and values (NaN placeholders of ``auto_reset`` equal too), bit for bit."""
-    assert set(td.keys(True, True)) == set(ref.keys(True, True))
-    for key in ref.keys(True, True):
-        torch.testing.assert_close(td[key], ref[key], rtol=0, atol=0, equal_nan=True)
+    return step_loop(env, actions, torch.arange(env.batch_size[0]))
 
 
 def _assert_same(got, want) -> int:
     ended = 0
     for (data, nxt), (data_ref, nxt_ref) in zip(got, want, strict=True):
-        _assert_equal(data, data_ref)
-        _assert_equal(nxt, nxt_ref)
+        assert_same_td(data, data_ref)
+        assert_same_td(nxt, nxt_ref)
         assert not nxt["done"].any()  # the next input starts the new episodes
         ended += int(data["next", "done"].sum())
     return ended

@@ -11,9 +11,11 @@ import torch
 import hub
 from tests.plugins.hub_gym.gym_helpers import (
     assert_real_cartpole_data,
+    assert_same_td,
     backend_params,
     count_calls,
     make,
+    step_loop,
 )
 
 
@@ -26,23 +28,14 @@ def _pair(backend: str, **kwargs):
 
 
 def _loop(env, actions: torch.Tensor) -> list:
-    td = env.reset()
-    td.set("hidden", torch.ones(3))  # a policy's entry: carried over
-    out = []
-    for action in actions:
-        td.set("action", action)
-        data, td = env.step_and_maybe_reset(td)
-        out.append((data.clone(), td.clone()))
-    return out
+    return step_loop(env, actions, torch.ones(3))
 
 
 def _assert_same(got: list, want: list) -> int:
     ended = 0
     for (data, nxt), (data_ref, nxt_ref) in zip(got, want, strict=True):
-        for td, ref in ((data, data_ref), (nxt, nxt_ref)):
-            assert set(td.keys(True, True)) == set(ref.keys(True, True))
-            for key in ref.keys(True, True):
-                torch.testing.assert_close(td[key], ref[key], rtol=0, atol=0, equal_nan=True)
+        assert_same_td(data, data_ref)
+        assert_same_td(nxt, nxt_ref)
         assert not nxt["done"].any() and torch.equal(nxt["hidden"], torch.ones(3))
         ended += int(data["next", "done"].sum())
     return ended
