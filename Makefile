@@ -43,14 +43,16 @@ test-ray: venv
 ## envs, gym and gymnasium in one process; tox-all runs all of it (docs/compatibility.md).
 ## gym021 runs under xvfb-run (Debian package xvfb); torchrl runs the TorchRL consumer tests
 ## (tensordict 0.14, which TorchRL 0.14 needs); pettingzoo127 the PettingZoo plugin with the kit.
+## The envs run one at a time and each is deleted after it ran (about 1-2 GB each, most of it
+## torch), so the disk holds one at a time; TOX_KEEP=1 keeps them.
 TOX_SLICE ?= minimal,gym021,gymnasium026,gymnasium10,both,envpool08,dmc-old,td014,torchrl,pettingzoo127
 tox-slice: venv
 	$(PIP) tox
-	$(VENV)/bin/tox -e $(TOX_SLICE)
+	.ci/tox-each $(VENV)/bin/tox $(TOX_SLICE)
 
 tox-all: venv
 	$(PIP) tox
-	$(VENV)/bin/tox -p
+	.ci/tox-each $(VENV)/bin/tox $$($(VENV)/bin/tox -l | paste -sd, -)
 
 lint: venv
 	$(VENV)/bin/ruff check hub plugins tests benchmarks examples
