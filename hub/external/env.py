@@ -37,7 +37,7 @@ import torch
 from tensordict import NonTensorStack, TensorDict, TensorDictBase
 
 from hub.envs import EnvBase
-from hub.errors import SpecMismatchError
+from hub.errors import ClosedEnvError, SpecMismatchError
 from hub.external.episodes import Board, Episode, Item
 from hub.external.spec_input import as_hub_spec, episode_specs
 from hub.external.transitions import TransitionQueue, segment_rows
@@ -486,9 +486,7 @@ class ExternalEnv(EnvBase):
         ended[rows.last, 0] = trunc
         chunk["next", "truncated"] = torch.from_numpy(ended)
         chunk["training_enabled"] = torch.from_numpy(training[rows.segment])
-        index = self._transitions.episode_indices(ids, term | trunc, owner)
-        chunk["episode"] = torch.from_numpy(index[rows.segment])
-        self._transitions.put(chunk, n, timeout)
+        self._transitions.put_segments(chunk, rows, ids, term | trunc, owner, timeout)
 
     def take_transitions(
         self, timeout: float | None = 0.0, max_rows: int | None = None
@@ -527,9 +525,34 @@ class ExternalEnv(EnvBase):
         with self._transitions.cond:
             return self._transitions.rows
 
-    def forget_transition_episodes(self, episode_ids: Any) -> None:
-        """Free the ids of bulk-view episodes whose producer is gone (their rows stay)."""
-        self._transitions.forget(episode_ids)
+    def truncate_transition_episodes(self, episode_ids: Any) -> None:
+        """End running bulk-view episodes as truncated, from the learner's side (their producer
+        is gone: a PolicyServer calls it for the episodes of a client that disconnected).
+
+        Each gets one more row, its end: ``("next", "truncated")`` and ``("next", "done")`` set,
+        the observation after its last logged action as both ``"observation"`` and
+        ``("next", "observation")``, its last action repeated and a reward of 0 (as
+        :meth:`truncate_episode` does in the step view). Ids that are not running are ignored.
+        """
+        ended = self._transitions.end(str(i) for i in episode_ids)
+        if not ended:
+            return
+        m = len(ended)
+        rows = [row for _, row in ended]
+        chunk: dict[Any, torch.Tensor] = {}
+        for key in self._obs_keys:
+            chunk[key] = torch.stack([row["next", key] for row in rows])
+            chunk["next", key] = chunk[key].clone()
+        chunk["action"] = torch.stack([row["action"] for row in rows])
+        chunk["next", "reward"] = self.episode_reward_spec.zero((m,))
+        chunk["next", "terminated"] = torch.zeros(m, 1, dtype=torch.bool)
+        chunk["next", "truncated"] = torch.ones(m, 1, dtype=torch.bool)
+        chunk["training_enabled"] = torch.stack([row["training_enabled"] for row in rows])
+        chunk["episode"] = torch.tensor([index for index, _ in ended], dtype=torch.int64)
+        try:
+            self._transitions.put_now(chunk, m)
+        except ClosedEnvError:
+            pass  # closed: no learner reads them
 
     def _empty_chunk(self) -> dict[Any, torch.Tensor]:
         data: dict[Any, torch.Tensor] = {}

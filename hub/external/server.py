@@ -206,7 +206,7 @@ class _Connection:
         finally:
             for episode_id in list(self.episodes):
                 self.env.truncate_episode(episode_id)
-            self.env.forget_transition_episodes(self.bulk_episodes)
+            self.env.truncate_transition_episodes(self.bulk_episodes)
             self.sock.close()
             self.server.forget(self)
 

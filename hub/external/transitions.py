@@ -8,7 +8,9 @@ and hands the learner every queued row at once. It holds at most ``capacity`` ro
 waits for room (its client's backpressure), up to a timeout.
 
 Episodes get an integer index on their first row, unique for the queue's life; a segment that
-ends its episode (``terminated`` or ``truncated``) frees the id.
+ends its episode (``terminated`` or ``truncated``) frees the id. For each running episode the
+queue keeps a copy of its last row, so that an episode whose producer is gone can still be
+ended with a row of its own (:meth:`TransitionQueue.end`).
 
 Example:
     >>> import numpy as np
@@ -66,72 +68,108 @@ class TransitionQueue:
         self.rows = 0
         self.closed = False
         self._open: dict[str, tuple[int, Any]] = {}  # episode id -> (index, owner)
+        self._last: dict[str, dict[Any, torch.Tensor]] = {}  # episode id -> its last row
         self._next_index = 0
 
-    def episode_indices(self, ids: list[str], ended: np.ndarray, owner: Any) -> np.ndarray:
-        """The index of each segment's episode (new ids get new ones); ended ids are freed.
+    def put_segments(
+        self,
+        chunk: dict[Any, torch.Tensor],
+        rows: SegmentRows,
+        ids: list[str],
+        ended: np.ndarray,
+        owner: Any,
+        timeout: float | None,
+    ) -> None:
+        """Queue a batch of segments once there is room, with its ``"episode"`` column: the
+        index of each segment's episode (new ids get new ones; ended ids are freed). Waiting,
+        checking the episodes and queueing are one step: a batch refused for any reason leaves
+        no trace. The last row of each segment that does not end its episode is kept for
+        :meth:`end`.
 
         Raises:
             EpisodeError: an id is running for another owner (another connection).
             ExternalEnvFullError: more than ``max_episodes`` episodes would be running.
-        """
-        out = np.empty(len(ids), dtype=np.int64)
-        with self.cond:
-            opened = 0
-            for episode_id, end in zip(ids, ended.tolist(), strict=True):
-                entry = self._open.get(episode_id)
-                if entry is None:
-                    opened += not end
-                elif entry[1] is not owner:
-                    raise EpisodeError(
-                        f"episode {episode_id!r} is running for another producer (another "
-                        "connection); use a new id."
-                    )
-            if opened and len(self._open) + opened > self.max_episodes:
-                raise ExternalEnvFullError(
-                    f"{len(self._open)} episodes of the bulk view are running and this batch "
-                    f"starts {opened} more; max_concurrent is {self.max_episodes}. End episodes "
-                    "first, or build the ExternalEnv with a larger max_concurrent."
-                )
-            for position, episode_id in enumerate(ids):
-                entry = self._open.get(episode_id)
-                if entry is None:
-                    entry = (self._next_index, owner)
-                    self._next_index += 1
-                    self._open[episode_id] = entry
-                out[position] = entry[0]
-                if ended[position]:
-                    del self._open[episode_id]
-        return out
-
-    def forget(self, ids: Any) -> None:
-        """Free episode ids whose producer is gone (their rows stay queued)."""
-        with self.cond:
-            for episode_id in ids:
-                self._open.pop(episode_id, None)
-
-    def put(self, chunk: dict[Any, torch.Tensor], rows: int, timeout: float | None) -> None:
-        """Queue a chunk, once there is room (a chunk always fits in an empty queue).
-
-        Raises:
             TimeoutError: no room within ``timeout`` seconds (the learner does not take rows).
             ClosedEnvError: the queue was closed.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        n = rows.segment.size
         with self.cond:
-            while not self.closed and self.rows and self.rows + rows > self.capacity:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TimeoutError(
-                        f"the learner has not taken the {self.rows} queued transitions in "
-                        f"{timeout:.1f} s (the queue holds {self.capacity}): is it calling "
-                        "take_transitions()?"
-                    )
-                self.cond.wait(left)
-            self._check_open()
-            self.chunks.append(chunk)
-            self.rows += rows
-            self.cond.notify_all()
+            self._wait_for_room(n, timeout)
+            index = self._episode_indices(ids, ended, owner)
+            chunk["episode"] = torch.from_numpy(index[rows.segment])
+            for position, episode_id in enumerate(ids):
+                if not ended[position]:
+                    row = int(rows.last[position])
+                    self._last[episode_id] = {k: v[row].clone() for k, v in chunk.items()}
+            self._append(chunk, n)
+
+    def _episode_indices(self, ids: list[str], ended: np.ndarray, owner: Any) -> np.ndarray:
+        """The index of each segment's episode (lock held); checks all before changing any."""
+        out = np.empty(len(ids), dtype=np.int64)
+        opened = 0
+        for episode_id, end in zip(ids, ended.tolist(), strict=True):
+            entry = self._open.get(episode_id)
+            if entry is None:
+                opened += not end
+            elif entry[1] is not owner:
+                raise EpisodeError(
+                    f"episode {episode_id!r} is running for another producer (another "
+                    "connection); use a new id."
+                )
+        if opened and len(self._open) + opened > self.max_episodes:
+            raise ExternalEnvFullError(
+                f"{len(self._open)} episodes of the bulk view are running and this batch "
+                f"starts {opened} more; max_concurrent is {self.max_episodes}. End episodes "
+                "first, or build the ExternalEnv with a larger max_concurrent."
+            )
+        for position, episode_id in enumerate(ids):
+            entry = self._open.get(episode_id)
+            if entry is None:
+                entry = (self._next_index, owner)
+                self._next_index += 1
+                self._open[episode_id] = entry
+            out[position] = entry[0]
+            if ended[position]:
+                del self._open[episode_id]
+                self._last.pop(episode_id, None)
+        return out
+
+    def end(self, ids: Any) -> list[tuple[int, dict[Any, torch.Tensor]]]:
+        """Free running episode ids whose producer is gone: ``(index, last row)`` of each
+        (ids that are not running are ignored)."""
+        out = []
+        with self.cond:
+            for episode_id in ids:
+                entry = self._open.pop(episode_id, None)
+                last = self._last.pop(episode_id, None)
+                if entry is not None and last is not None:
+                    out.append((entry[0], last))
+        return out
+
+    def put_now(self, chunk: dict[Any, torch.Tensor], rows: int) -> None:
+        """Queue a chunk at once, beyond the capacity if need be (the few end rows of
+        :meth:`end`). Raises ``ClosedEnvError`` when the queue was closed."""
+        with self.cond:
+            self._append(chunk, rows)
+
+    def _wait_for_room(self, rows: int, timeout: float | None) -> None:
+        """Wait (lock held) until ``rows`` more fit (a chunk always fits in an empty queue)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self.closed and self.rows and self.rows + rows > self.capacity:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise TimeoutError(
+                    f"the learner has not taken the {self.rows} queued transitions in "
+                    f"{timeout:.1f} s (the queue holds {self.capacity}): is it calling "
+                    "take_transitions()?"
+                )
+            self.cond.wait(left)
+
+    def _append(self, chunk: dict[Any, torch.Tensor], rows: int) -> None:
+        self._check_open()
+        self.chunks.append(chunk)
+        self.rows += rows
+        self.cond.notify_all()
 
     def take(self, timeout: float | None, max_rows: int | None) -> list[dict[Any, torch.Tensor]]:
         """Every queued chunk (at most ``max_rows`` rows, splitting a chunk if needed), after

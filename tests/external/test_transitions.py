@@ -4,6 +4,7 @@ and over real sockets on 127.0.0.1 (local-inference clients of a ``local_view="b
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import numpy as np
@@ -54,9 +55,10 @@ class BulkReader:
             batches = list(self.batches)
         return torch.cat(batches) if batches else self.env.take_transitions(timeout=0)
 
-    def wait_for(self, predicate):
-        event = threading.Event()
+    def wait_for(self, predicate, timeout=30.0):
+        event, deadline = threading.Event(), time.monotonic() + timeout
         while not predicate(self.data()):
+            assert time.monotonic() < deadline, f"the learner's data never matched ({timeout} s)"
             event.wait(0.01)
 
     def stop(self):
@@ -193,6 +195,64 @@ def test_a_full_queue_makes_the_producer_wait_then_time_out():
     assert env.take_transitions().shape == (2,)
     env.log_transitions(["b"], [2], obs, np.array([0, 1]), [0.0, 0.0], timeout=0.05)
     env.close()
+
+
+def test_a_refused_batch_leaves_no_running_episode_behind():
+    env = ExternalEnv(Unbounded((1,)), Categorical(2), max_concurrent=1, transition_capacity=2)
+    obs = np.zeros((3, 1), np.float32)
+    env.log_transitions(["a"], [2], obs, np.array([0, 1]), [0.0, 0.0], terminated=[True])
+    with pytest.raises(TimeoutError):  # "b" would start, but its batch finds no room
+        env.log_transitions(["b"], [2], obs, np.array([0, 1]), [0.0, 0.0], timeout=0.05)
+    env.take_transitions()
+    env.log_transitions(["c"], [2], obs, np.array([0, 1]), [0.0, 0.0])  # "b" holds no place
+    env.truncate_transition_episodes(["b"])  # not running: nothing to end
+    assert env.take_transitions()["observation"].shape == (2, 1)
+    env.close()
+
+
+def test_truncating_a_running_bulk_episode_queues_its_end_row():
+    env = ExternalEnv(Unbounded((1,)), Categorical(3), max_concurrent=2)
+    obs = np.array([[0.0], [1.0], [2.0]], np.float32)
+    env.log_transitions(["a"], [2], obs, np.array([2, 1]), [1.0, 1.0], training_enabled=False)
+    env.log_transitions(["b"], [1], obs[:2], np.array([0]), [1.0], terminated=[True])
+    env.truncate_transition_episodes(["a", "b", "unknown"])  # "b" ended already
+    env.truncate_transition_episodes(["a"])  # once only
+    data = env.take_transitions()
+    env.close()
+    end = data[-1]
+    assert data.shape == (4,) and end["episode"] == data[0]["episode"]
+    assert end["next", "truncated"].item() and end["next", "done"].item()
+    assert not end["next", "terminated"].item() and not end["training_enabled"].item()
+    assert end["observation"].tolist() == end["next", "observation"].tolist() == [2.0]
+    assert end["action"].item() == 1 and end["next", "reward"].item() == 0.0
+    assert data["next", "done"][:, 0].tolist() == [False, False, True, True]
+
+
+def test_a_local_client_that_disconnects_mid_episode_gets_an_end_row(bulk):
+    env, server, reader = bulk
+    running = encode_message(
+        "log_transitions",
+        episode_ids=["cut"],
+        lengths=np.array([2], np.int64),
+        terminated=np.zeros(1, bool),
+        truncated=np.zeros(1, bool),
+        training_enabled=np.ones(1, bool),
+        observation={"observation": np.array([[0, 0], [1, 1], [7, 7]], np.float32)},
+        action=np.array([2, 1], np.int64),
+        reward=np.ones(2),
+    )
+    sock = _raw(server, _hello(), running)
+    try:
+        assert recv_message(sock, 1 << 20)["type"] == "welcome"
+        assert recv_message(sock, 1 << 20)["type"] == "ok"
+    finally:
+        sock.close()  # the client is gone with its episode running
+    reader.wait_for(lambda d: d.shape[0] == 3)
+    data = reader.data()
+    assert data["next", "truncated"][:, 0].tolist() == [False, False, True]
+    assert data["observation"][2].tolist() == data["next", "observation"][2].tolist() == [7, 7]
+    assert data["episode"].unique().numel() == 1
+    _local_episode_reaches_the_learner(server, reader)  # the server serves the others
 
 
 def test_the_client_buffer_sends_complete_transitions_only():
