@@ -2,6 +2,8 @@
 
 TARGET is ``module:attr`` naming an ``ExternalEnv`` (or a function returning one), or an env
 URI whose specs the served env copies (simulators that implement that env connect to it).
+``--weights`` gives local-inference clients a policy to fetch; with ``--local-view bulk`` their
+transitions are read whole (``take_transitions``) beside the stepped remote clients.
 
 Example:
     >>> from click.testing import CliRunner
@@ -19,6 +21,7 @@ import click
 
 from hub.cli.errors import CliError
 from hub.cli.output import echo_json, json_option
+from hub.errors import HubError
 
 INTERRUPTED_EXIT_CODE = 130
 
@@ -35,7 +38,25 @@ INTERRUPTED_EXIT_CODE = 130
     show_default=True,
     help="Episodes at once (when TARGET is a URI).",
 )
-@click.option("--policy", default=None, metavar="MODULE:ATTR", help="td -> td (default: random).")
+@click.option(
+    "--policy",
+    default=None,
+    metavar="MODULE:ATTR",
+    help="The learner's policy for remote-inference clients, td -> td (default: random).",
+)
+@click.option(
+    "--weights",
+    default=None,
+    metavar="MODULE:ATTR",
+    help="A torch.nn.Sequential (Linear, ReLU, Tanh) that local-inference clients fetch.",
+)
+@click.option(
+    "--local-view",
+    type=click.Choice(["step", "bulk"]),
+    default="step",
+    show_default=True,
+    help="Local-inference clients' transitions: stepped with the others, or read whole.",
+)
 @click.option(
     "--episodes",
     type=click.IntRange(min=1),
@@ -50,6 +71,8 @@ def serve(
     token: str | None,
     max_concurrent: int,
     policy: str | None,
+    weights: str | None,
+    local_view: str,
     episodes: int | None,
     as_json: bool,
 ) -> None:
@@ -59,16 +82,26 @@ def serve(
     Examples:
       hub serve hub:Pendulum --port 9900
       hub serve mygame.server:make_env --policy mygame.learner:policy --token "$SECRET"
+      hub serve gymnasium:CartPole-v1 --weights mygame.learner:net --local-view bulk
     """
     from hub.external import PolicyServer
 
     env = _build(target, max_concurrent)
     act = _load(policy) if policy else None
-    server = PolicyServer(env, host=host, port=port, token=token)
+    net = _load(weights) if weights else None
+    if callable(net) and not hasattr(net, "named_children"):
+        net = net()  # a function that builds the network
+    try:
+        server = PolicyServer(
+            env, host=host, port=port, token=token, policy=net, local_view=local_view
+        )
+    except HubError as err:
+        env.close()
+        raise CliError(str(err)) from err
     click.echo(f"hub: serving on {server.address[0]}:{server.address[1]}", err=True)
     interrupted = False
     try:
-        returns = _learn(env, act, episodes)
+        returns = _learn(env, act, episodes, bulk=local_view == "bulk")
     except KeyboardInterrupt:
         interrupted, returns = True, []
     finally:
@@ -121,14 +154,22 @@ def _build(target: str, max_concurrent: int) -> Any:
     return ExternalEnv(observation, action, reward_spec=reward, max_concurrent=max_concurrent)
 
 
-def _learn(env: Any, policy: Any, episodes: int | None) -> list[float]:
-    """Step until ``episodes`` episodes ended; the returns of those that did."""
+def _learn(env: Any, policy: Any, episodes: int | None, bulk: bool = False) -> list[float]:
+    """Step until ``episodes`` episodes ended; the returns of those that did (with ``bulk``,
+    the bulk view's episodes too, read whole between steps)."""
     import torch
 
+    base = getattr(env, "base_env", env)
     returns: list[float] = []
+    bulk_returns = _EpisodeReturns()
     running = torch.zeros(env.batch_size[0])
     td = env.reset()
     while episodes is None or len(returns) < episodes:
+        if bulk:
+            idle = base.is_idle()
+            returns.extend(bulk_returns.add(base.take_transitions(timeout=0.05 if idle else 0.0)))
+            if idle:
+                continue
         td = policy(td) if policy is not None else env.rand_action(td)
         data, td = env.step_and_maybe_reset(td)
         valid = data["next", "valid"]
@@ -137,3 +178,25 @@ def _learn(env: Any, policy: Any, episodes: int | None) -> list[float]:
         returns.extend(running[ended].tolist())
         running[ended] = 0.0
     return returns
+
+
+class _EpisodeReturns:
+    """Sums the bulk view's rewards per episode; the returns of those that ended."""
+
+    def __init__(self) -> None:
+        self.running: dict[int, float] = {}
+
+    def add(self, data: Any) -> list[float]:
+        n = data.shape[0]
+        if not n:
+            return []
+        rewards = data["next", "reward"].reshape(n, -1).sum(-1).tolist()
+        done = data["next", "done"].reshape(n).tolist()
+        ended = []
+        for episode, reward, end in zip(data["episode"].tolist(), rewards, done, strict=True):
+            total = self.running.pop(episode, 0.0) + reward
+            if end:
+                ended.append(total)
+            else:
+                self.running[episode] = total
+        return ended

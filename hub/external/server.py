@@ -96,6 +96,10 @@ class PolicyServer:
                 f"PolicyServer binds to {host!r}, beyond loopback: pass token=... (a shared "
                 "secret the clients send), or bind to 127.0.0.1."
             )
+        if policy is not None:  # refuse a policy the clients cannot run now, not at a fetch
+            from hub.external.weights import export_policy
+
+            export_policy(policy)
         self.env = base
         self.token = token
         self.policy = policy
