@@ -6,6 +6,10 @@ and the floor run in one process pinned to one core, in chunks of ``--chunk`` ve
 alternate between the loops, so that the machine's drifts fall on all of them alike:
 
 * ``raw``: the library's own vector env and autoreset (``build_loop("gymnasium"|"envpool")``);
+  every EnvPool loop here, raw, floor and hub, has one worker thread per CPU the process may
+  run on (one, pinned), hub's default;
+* ``raw_default_threads`` (EnvPool): the raw loop with EnvPool's own ``num_threads`` (one per
+  CPU of the machine: two threads on the one core), what the thread count costs;
 * ``raw_hub_semantic``: the raw loop (numpy in and out, no tensordict) with hub's semantic:
   autoreset disabled and ended sub-envs reset before the next step, with the floor's calls
   (below). What the semantic costs, without any TensorDict work;
@@ -55,7 +59,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hub.cli.bench_loops import build_loop, mlp_policy
+from hub.cli.bench_loops import build_loop, envpool_threads, mlp_policy
 from hub.envs.utils import prebuilt_tensordict
 
 ENV_ID = "CartPole-v1"
@@ -131,7 +135,9 @@ def floor_envpool(width: int, seed: int) -> tuple[Any, Any]:
     """The floor loop over EnvPool's C++ calls, hub's resets of the ended envs."""
     import envpool
 
-    pool = envpool.make_gymnasium(ENV_ID, num_envs=width, seed=seed)
+    pool = envpool.make_gymnasium(
+        ENV_ID, num_envs=width, seed=seed, num_threads=envpool_threads(width)
+    )
     slot = {key: i for i, key in enumerate(pool._state_keys)}
     i_obs, i_rew, i_done, i_trunc = slot["obs"], slot["reward"], slot["done"], slot["trunc"]
     i_id = slot["info:env_id"]
@@ -208,7 +214,9 @@ def semantic_envpool(width: int, seed: int) -> tuple[Any, Any]:
     ``_reset(ids)``/``_recv`` before the next step (no tensordict)."""
     import envpool
 
-    pool = envpool.make_gymnasium(ENV_ID, num_envs=width, seed=seed)
+    pool = envpool.make_gymnasium(
+        ENV_ID, num_envs=width, seed=seed, num_threads=envpool_threads(width)
+    )
     slot = {key: i for i, key in enumerate(pool._state_keys)}
     i_obs, i_done, i_id = slot["obs"], slot["done"], slot["info:env_id"]
     send, recv, reset = pool._send, pool._recv, pool._reset
@@ -229,6 +237,23 @@ def semantic_envpool(width: int, seed: int) -> tuple[Any, Any]:
             obs = obs.copy()
             obs[rows[i_id]] = rows[i_obs]
         state["obs"] = obs
+
+    return step, pool.close
+
+
+def raw_envpool_default_threads(width: int, seed: int) -> tuple[Any, Any]:
+    """The raw EnvPool loop with EnvPool's own ``num_threads`` (one per CPU of the machine)."""
+    import envpool
+
+    pool = envpool.make_gymnasium(ENV_ID, num_envs=width, seed=seed)
+    policy = mlp_policy(4, 2, seed)
+    state = {"obs": pool.reset()[0]}
+
+    def step() -> None:
+        with torch.no_grad():
+            x = torch.from_numpy(np.asarray(state["obs"], dtype=np.float32))
+            action = policy(x).argmax(-1).numpy()
+        state["obs"] = pool.step(action)[0]
 
     return step, pool.close
 
@@ -289,6 +314,7 @@ def loops_for(backend: str, width: int, seed: int) -> dict[str, tuple[Any, Any]]
         }
     return {
         "raw": build_loop("envpool", ENV_ID, width, seed),
+        "raw_default_threads": raw_envpool_default_threads(width, seed),
         "raw_hub_semantic": semantic_envpool(width, seed),
         "hub": build_loop("hub-envpool", ENV_ID, width, seed),
         "hub_categorical": hub_categorical(backend, width, seed),

@@ -20,10 +20,18 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BUILTIN_ROWS", "RAW_OF", "build_loop", "hub_strategy_row", "mlp_policy"]
+__all__ = [
+    "BUILTIN_ROWS",
+    "RAW_OF",
+    "build_loop",
+    "envpool_threads",
+    "hub_strategy_row",
+    "mlp_policy",
+]
 
 # row name -> what it runs (the table's first column)
 BUILTIN_ROWS = {
@@ -122,10 +130,20 @@ def _raw_gymnasium(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
     return _numpy_loop(env, width, seed, {"seed": seed})
 
 
+def envpool_threads(width: int) -> int:
+    """The worker threads of the EnvPool rows, raw and hub alike: one per CPU the process may
+    run on, up to the width (hub's default; EnvPool's own is one per CPU of the machine, which
+    on ``hub bench``'s one core runs threads that spin on the core the loop needs)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, min(width, len(affinity(0)) if affinity else os.cpu_count() or 1))
+
+
 def _raw_envpool(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
     envpool = importlib.import_module("envpool")
 
-    env = envpool.make_gymnasium(env_id, num_envs=width, seed=seed)  # seeded when made
+    env = envpool.make_gymnasium(  # seeded when made
+        env_id, num_envs=width, seed=seed, num_threads=envpool_threads(width)
+    )
     return _numpy_loop(env, width, seed, {})
 
 

@@ -37,6 +37,7 @@ from hub.specs import Categorical, Composite, Unbounded
 from hub_envpool import compat, specs
 from hub_envpool.actions import make_action_writer
 from hub_envpool.runner import PoolRunner
+from hub_envpool.threads import default_num_threads
 
 __all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
 
@@ -536,7 +537,9 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
 
     Keyword Args:
         create_env_kwargs: task options for ``envpool.make`` (``num_threads``, ``frame_skip``,
-            ``img_height``, ``seed``, ...).
+            ``img_height``, ``seed``, ...). Without ``num_threads``, the pool gets one thread per
+            CPU of the process's affinity mask, up to its batch size
+            (:func:`hub_envpool.threads.default_num_threads`).
         categorical_action_encoding: discrete actions as integers instead of one-hot vectors.
         device: where the env's tensors go (default: CPU, zero-copy).
         frame_skip: repeat each action this many times in hub (see
@@ -597,6 +600,10 @@ class MultiThreadedEnv(MultiThreadedEnvWrapper):
         kwargs = dict(self.create_env_kwargs)
         kwargs["num_envs"] = self.num_workers
         kwargs["batch_size"] = self.pool_batch_size
+        if not kwargs.get("num_threads"):  # one thread per CPU the process may use
+            threads = default_num_threads(self.pool_batch_size)
+            if threads is not None:
+                kwargs["num_threads"] = threads
         return kwargs
 
     def _build_env(self, **kwargs: Any) -> Any:
