@@ -164,6 +164,7 @@ class TransitionQueue:
                     "take_transitions()?"
                 )
             self.cond.wait(left)
+        self._check_open()
 
     def _append(self, chunk: dict[Any, torch.Tensor], rows: int) -> None:
         self._check_open()
