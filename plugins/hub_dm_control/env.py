@@ -31,6 +31,7 @@ import torch
 from tensordict import TensorDictBase
 
 import hub
+from hub.envs.utils import fast_set
 from hub.specs import Bounded, Composite, TensorSpec
 from hub_dm_control import compat
 from hub_dm_control.encoding import (
@@ -165,10 +166,21 @@ class DMControlWrapper(hub.EnvWrapper):
             for te in (False, True)
             for tr in (False, True)
         }
-        self._step = self._make_stepper()  # shadows the method: a closure over the plan
+        # the step as a closure over the plan: (output, whether the episode ended)
+        self._step_ended = self._make_stepper()
+        step_ended = self._step_ended
+        self._step = lambda tensordict: step_ended(tensordict)[0]  # shadows the method
+        cls = type(self)
+        # step_and_maybe_reset calls the closure itself when nothing overrides the generic path
+        self._lean = (
+            cls.step is hub.EnvBase.step
+            and cls._reset_finished is hub.EnvBase._reset_finished
+            and cls._make_stepper is DMControlWrapper._make_stepper
+        )
 
-    def _make_stepper(self) -> Callable[[TensorDictBase], TensorDictBase]:
-        """Build ``_step`` as a closure: every name it needs is a local variable."""
+    def _make_stepper(self) -> Callable[[TensorDictBase], tuple[TensorDictBase, bool]]:
+        """Build the step as a closure: every name it needs is a local variable. It returns
+        ``_step``'s output and whether the episode ended."""
         env_step = self._env.step
         encode_obs = self._encode_obs
         read_action = self._read_action
@@ -182,7 +194,7 @@ class DMControlWrapper(hub.EnvWrapper):
         new_td = self._new_td
         array = np.array
 
-        def _step(tensordict: TensorDictBase) -> TensorDictBase:
+        def _step(tensordict: TensorDictBase) -> tuple[TensorDictBase, bool]:
             action = read_action(tensordict.get("action"))
             ts = env_step(action)
             reward = ts.reward
@@ -196,7 +208,8 @@ class DMControlWrapper(hub.EnvWrapper):
                     reward = reward + ts.reward
             out = {} if pixels_only else encode_obs(ts.observation)
             discount = ts.discount
-            if ts.step_type == _LAST:
+            ended = ts.step_type == _LAST
+            if ended:
                 terminated, truncated, done = flags[(discount == 0, discount != 0)]
             else:
                 terminated, truncated, done = flags[(False, False)]
@@ -208,9 +221,27 @@ class DMControlWrapper(hub.EnvWrapper):
             out["terminated"] = from_numpy(terminated.copy())
             out["truncated"] = from_numpy(truncated.copy())
             out["done"] = from_numpy(done.copy())
-            return new_td(out)
+            return new_td(out), ended
 
         return _step
+
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """:meth:`hub.EnvBase.step_and_maybe_reset` without ``step``'s generic dispatch: the
+        same action checks and step, then ``step_mdp``, and a reset only when dm_control said
+        the episode ended (its ``LAST`` step), with nothing read back from the done flags. The
+        loop of ``rollout(break_when_any_done=False)`` and of collectors; anything that
+        :meth:`hub.EnvBase._plain_step_ok` rules out takes the generic path."""
+        if not self._lean or not self._plain_step_ok(tensordict):
+            return super().step_and_maybe_reset(tensordict)
+        self._check_actions(tensordict)
+        next_td, ended = self._step_ended(tensordict)  # with its three done flags
+        fast_set(tensordict, "next", next_td)
+        next_input = self.step_mdp(tensordict)
+        if ended:
+            self._reset_finished(next_input)
+        return tensordict, next_input
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         ts = self._env.reset()
