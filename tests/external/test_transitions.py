@@ -53,7 +53,9 @@ class BulkReader:
     def data(self):
         with self._lock:
             batches = list(self.batches)
-        return torch.cat(batches) if batches else self.env.take_transitions(timeout=0)
+        if batches:
+            return torch.cat(batches)
+        return self.env.take_transitions(timeout=0, max_rows=0)  # empty; takes nothing
 
     def wait_for(self, predicate, timeout=30.0):
         event, deadline = threading.Event(), time.monotonic() + timeout
