@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 from hub_envpool import MultiThreadedEnv
-from tensordict import TensorDict
 
 import hub
 from hub.errors import SpecMismatchError
+from tests.lean_paths import count_calls, scripted_policy, step_loop
 
 
 def _make(task: str, n: int, **kwargs) -> MultiThreadedEnv:
@@ -19,37 +19,14 @@ def _make(task: str, n: int, **kwargs) -> MultiThreadedEnv:
     )
 
 
-def _count_step_calls(env: MultiThreadedEnv) -> list[int]:
-    """Count the calls of ``env._step`` (the generic path's; the lean path does not call it)."""
-    calls = [0]
-    step = env._step
-
-    def counted(td):
-        calls[0] += 1
-        return step(td)
-
-    env._step = counted  # on the instance: the class's methods, which _lean checks, stay
-    return calls
-
-
-def _loop(env: MultiThreadedEnv, actions: torch.Tensor) -> list[tuple[TensorDict, TensorDict]]:
-    td = env.reset()
-    out = []
-    for action in actions:
-        td.set("action", action)
-        data, td = env.step_and_maybe_reset(td)
-        out.append((data.clone(), td.clone()))
-    return out
-
-
 @pytest.mark.parametrize("task, n, steps", [("CartPole-v1", 4, 300), ("Pong-v5", 2, 40)])
 def test_lean_path_gives_the_generic_paths_data_across_episode_ends(task, n, steps):
     lean, generic = _make(task, n), _make(task, n)
     generic._lean = False
-    lean_calls, generic_calls = _count_step_calls(lean), _count_step_calls(generic)
+    lean_calls, generic_calls = count_calls(lean, "_step"), count_calls(generic, "_step")
     torch.manual_seed(0)
     actions = lean.full_action_spec["action"].rand((steps,))
-    got, want = _loop(lean, actions), _loop(generic, actions)
+    got, want = step_loop(lean, actions), step_loop(generic, actions)
     assert lean_calls[0] == 0 and generic_calls[0] == steps  # each went its own way
     ended = 0
     for (data, nxt), (data_ref, nxt_ref) in zip(got, want):
@@ -67,16 +44,12 @@ def test_lean_path_gives_the_generic_paths_data_across_episode_ends(task, n, ste
 def test_rollout_steps_through_the_lean_path_with_the_same_data():
     lean, generic = _make("CartPole-v1", 4), _make("CartPole-v1", 4)
     generic._lean = False
-    lean_calls = _count_step_calls(lean)
+    lean_calls = count_calls(lean, "_step")
     torch.manual_seed(1)
     actions = lean.full_action_spec["action"].rand((120,))
 
-    def policy_of(actions):
-        it = iter(actions)
-        return lambda td: td.set("action", next(it))
-
-    data = lean.rollout(120, policy_of(actions), break_when_any_done=False)
-    ref = generic.rollout(120, policy_of(actions), break_when_any_done=False)
+    data = lean.rollout(120, scripted_policy(actions), break_when_any_done=False)
+    ref = generic.rollout(120, scripted_policy(actions), break_when_any_done=False)
     assert lean_calls[0] == 1  # only the last step, which resets nothing, goes through step()
     assert (data == ref).all()
     assert int(data["next", "done"].sum()) > 5
@@ -84,13 +57,13 @@ def test_rollout_steps_through_the_lean_path_with_the_same_data():
 
 def test_the_generic_path_runs_where_the_common_case_does_not_hold():
     checked = _make("CartPole-v1", 2, checks=True)
-    calls = _count_step_calls(checked)
+    calls = count_calls(checked, "_step")
     td = checked.rand_action(checked.reset())
     checked.step_and_maybe_reset(td)
     assert calls[0] == 1  # checks on: the generic step, with its output checks
 
     env = _make("CartPole-v1", 2)
-    calls = _count_step_calls(env)
+    calls = count_calls(env, "_step")
     td = env.rand_action(env.reset())
     td.set("_step", torch.tensor([True, False]))
     data, _ = env.step_and_maybe_reset(td)

@@ -55,37 +55,3 @@ def raw_make_kwargs(backend: str) -> dict:
     from hub_gym.compat import resolve_compat
 
     return resolve_compat(backend).default_make_kwargs()
-
-
-def count_calls(env, method: str) -> list[int]:
-    """Count the calls of ``env.<method>`` (``[count]``, updated in place), wrapped on the
-    instance: the class's methods, which the env checks to choose its path, stay."""
-    calls = [0]
-    original = getattr(env, method)
-
-    def counted(*args, **kwargs):
-        calls[0] += 1
-        return original(*args, **kwargs)
-
-    setattr(env, method, counted)
-    return calls
-
-
-def step_loop(env, actions: torch.Tensor, hidden: torch.Tensor) -> list:
-    """``(data, next_input)`` clones of ``step_and_maybe_reset`` over ``actions``, from a reset
-    holding ``hidden`` (a policy's entry, which the steps carry over)."""
-    td = env.reset()
-    td.set("hidden", hidden)
-    out = []
-    for action in actions:
-        td.set("action", action)
-        data, td = env.step_and_maybe_reset(td)
-        out.append((data.clone(), td.clone()))
-    return out
-
-
-def assert_same_td(td, ref) -> None:
-    """Equal keys and values (NaN placeholders of ``auto_reset`` equal too), bit for bit."""
-    assert set(td.keys(True, True)) == set(ref.keys(True, True))
-    for key in ref.keys(True, True):
-        torch.testing.assert_close(td[key], ref[key], rtol=0, atol=0, equal_nan=True)

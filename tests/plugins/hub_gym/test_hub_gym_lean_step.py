@@ -11,13 +11,8 @@ from packaging.version import Version
 from tensordict import TensorDict
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import (
-    BACKENDS,
-    assert_same_td,
-    count_calls,
-    step_loop,
-    version,
-)
+from tests.lean_paths import assert_same_td, count_calls, scripted_policy, step_loop
+from tests.plugins.hub_gym.gym_helpers import BACKENDS, version
 
 # the one-call path serves the vector envs hub builds with autoreset disabled (gymnasium >= 1.1);
 # older versions have no such vector env, and their tox envs run the generic path's tests
@@ -96,12 +91,8 @@ def test_rollout_gives_the_generic_paths_data():
     torch.manual_seed(1)
     actions = lean.full_action_spec["action"].rand((120,))
 
-    def policy_of(actions):
-        it = iter(actions)
-        return lambda td: td.set("action", next(it))
-
-    data = lean.rollout(120, policy_of(actions), break_when_any_done=False)
-    ref = generic.rollout(120, policy_of(actions), break_when_any_done=False)
+    data = lean.rollout(120, scripted_policy(actions), break_when_any_done=False)
+    ref = generic.rollout(120, scripted_policy(actions), break_when_any_done=False)
     assert (data == ref).all()
     assert int(data["next", "done"].sum()) > 10
     lean.close(), generic.close()

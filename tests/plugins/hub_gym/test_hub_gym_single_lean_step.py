@@ -9,14 +9,8 @@ import pytest
 import torch
 
 import hub
-from tests.plugins.hub_gym.gym_helpers import (
-    assert_real_cartpole_data,
-    assert_same_td,
-    backend_params,
-    count_calls,
-    make,
-    step_loop,
-)
+from tests.lean_paths import assert_same_td, count_calls, scripted_policy, step_loop
+from tests.plugins.hub_gym.gym_helpers import assert_real_cartpole_data, backend_params, make
 
 
 def _pair(backend: str, **kwargs):
@@ -68,12 +62,8 @@ def test_single_env_rollout_gives_the_generic_paths_data(backend):
     torch.manual_seed(1)
     actions = lean.full_action_spec["action"].rand((150,))
 
-    def policy_of(actions):
-        it = iter(actions)
-        return lambda td: td.set("action", next(it))
-
-    data = lean.rollout(150, policy_of(actions), break_when_any_done=False)
-    ref = generic.rollout(150, policy_of(actions), break_when_any_done=False)
+    data = lean.rollout(150, scripted_policy(actions), break_when_any_done=False)
+    ref = generic.rollout(150, scripted_policy(actions), break_when_any_done=False)
     assert (data == ref).all() and int(data["next", "done"].sum()) > 2
     lean.close(), generic.close()
 
