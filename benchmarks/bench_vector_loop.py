@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hub.cli.bench_loops import build_loop, envpool_threads, mlp_policy
+from hub.cli.bench_loops import build_loop, envpool_threads, mlp_policy, numpy_loop
 from hub.envs.utils import prebuilt_tensordict
 
 ENV_ID = "CartPole-v1"
@@ -246,16 +246,7 @@ def raw_envpool_default_threads(width: int, seed: int) -> tuple[Any, Any]:
     import envpool
 
     pool = envpool.make_gymnasium(ENV_ID, num_envs=width, seed=seed)
-    policy = mlp_policy(4, 2, seed)
-    state = {"obs": pool.reset()[0]}
-
-    def step() -> None:
-        with torch.no_grad():
-            x = torch.from_numpy(np.asarray(state["obs"], dtype=np.float32))
-            action = policy(x).argmax(-1).numpy()
-        state["obs"] = pool.step(action)[0]
-
-    return step, pool.close
+    return numpy_loop(pool, width, seed, {})
 
 
 def hub_generic_gymnasium(width: int, seed: int) -> tuple[Any, Any]:

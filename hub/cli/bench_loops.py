@@ -31,6 +31,7 @@ __all__ = [
     "envpool_threads",
     "hub_strategy_row",
     "mlp_policy",
+    "numpy_loop",
 ]
 
 # row name -> what it runs (the table's first column)
@@ -103,7 +104,7 @@ def _flat_size(shape: Any) -> int:
     return int(math.prod(shape)) if len(shape) else 1
 
 
-def _numpy_loop(env: Any, width: int, seed: int, reset_kwargs: dict) -> tuple[Step, Close]:
+def numpy_loop(env: Any, width: int, seed: int, reset_kwargs: dict) -> tuple[Step, Close]:
     """The raw libraries' loop: numpy observations -> torch -> policy -> numpy actions."""
     import numpy as np
     import torch
@@ -127,7 +128,7 @@ def _raw_gymnasium(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
     gymnasium = importlib.import_module("gymnasium")
 
     env = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(env_id)] * width)
-    return _numpy_loop(env, width, seed, {"seed": seed})
+    return numpy_loop(env, width, seed, {"seed": seed})
 
 
 def envpool_threads(width: int) -> int:
@@ -144,7 +145,7 @@ def _raw_envpool(env_id: str, width: int, seed: int) -> tuple[Step, Close]:
     env = envpool.make_gymnasium(  # seeded when made
         env_id, num_envs=width, seed=seed, num_threads=envpool_threads(width)
     )
-    return _numpy_loop(env, width, seed, {})
+    return numpy_loop(env, width, seed, {})
 
 
 def _hub_loop(uri: str, width: int, seed: int, kwargs: dict[str, Any]) -> tuple[Step, Close]:

@@ -92,7 +92,10 @@ class ExternalEnv(EnvBase):
         self.episode_reward_spec = reward
         self.wait_s = wait_s
         self._board = Board(n, action_timeout)
-        self._transitions = TransitionQueue(transition_capacity, n)
+        # an end row (truncate_transition_episodes) repeats a last row's next observation,
+        # action and training flag
+        end_keys = (*(("next", key) for key in obs.keys()), "action", "training_enabled")
+        self._transitions = TransitionQueue(transition_capacity, n, end_keys)
         full = obs.expand(n)
         for flag in FLAGS:
             full[flag] = Categorical(2, shape=(n,), dtype=torch.bool)

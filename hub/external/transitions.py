@@ -58,7 +58,7 @@ class TransitionQueue:
     """A bounded, thread-safe queue of transition chunks (dicts of tensors with ``rows`` rows),
     and the episodes running in them (at most ``max_episodes`` at once)."""
 
-    def __init__(self, capacity: int, max_episodes: int) -> None:
+    def __init__(self, capacity: int, max_episodes: int, end_keys: tuple = ()) -> None:
         if capacity < 1:
             raise ValueError(f"the transition queue's capacity must be at least 1, got {capacity}")
         self.capacity = int(capacity)
@@ -69,6 +69,7 @@ class TransitionQueue:
         self.closed = False
         self._open: dict[str, tuple[int, Any]] = {}  # episode id -> (index, owner)
         self._last: dict[str, dict[Any, torch.Tensor]] = {}  # episode id -> its last row
+        self.end_keys = tuple(end_keys)  # the entries of a last row that an end row needs
         self._next_index = 0
 
     def put_segments(
@@ -100,7 +101,7 @@ class TransitionQueue:
             for position, episode_id in enumerate(ids):
                 if not ended[position]:
                     row = int(rows.last[position])
-                    self._last[episode_id] = {k: v[row].clone() for k, v in chunk.items()}
+                    self._last[episode_id] = {k: chunk[k][row].clone() for k in self.end_keys}
             self._append(chunk, n)
 
     def _episode_indices(self, ids: list[str], ended: np.ndarray, owner: Any) -> np.ndarray:
