@@ -41,13 +41,12 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.errors import HubError
-from hub.specs import NonTensor
+from hub.specs import NestedKey, NonTensor
 
 __all__ = ["BufferLayout", "FdHandle", "Leaf", "SharedBuffers", "SharedViews", "GROUPS"]
 
 GROUPS = ("input", "next", "reset_in", "reset_out")
 ALIGN = 64
-NestedKey = str | tuple[str, ...]
 
 
 @dataclass(frozen=True)

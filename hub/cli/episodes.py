@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-NestedKey = str | tuple[str, ...]
+from hub.specs import NestedKey
 
 
 def as_tuple(key: NestedKey) -> tuple[str, ...]:

@@ -31,13 +31,13 @@ Example:
     >>> env = Walk()
     >>> sorted(env.done_keys)
     ['done', 'terminated', 'truncated']
-    >>> env.rollout(4).batch_size
+    >>> env.rollout(4, break_when_any_done=False).batch_size  # ended episodes restart
     torch.Size([4])
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -53,6 +53,7 @@ from hub.envs._fast_td import (
     new_td,
     shallow,
 )
+from hub.envs.arrays import as_tensor, nest, value_shape
 from hub.envs.done import any_true, complete_done_flags
 from hub.envs.env_keys import KeyList, OnlyKey, compute_keys
 from hub.envs.reset_masks import (
@@ -75,11 +76,9 @@ from hub.envs.spec_slots import (
     set_full,
 )
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError
-from hub.specs import Composite, TensorSpec
+from hub.specs import Composite, NestedKey, TensorSpec
 
 __all__ = ["EnvBase"]
-
-NestedKey = str | tuple[str, ...]
 
 
 class _EnvMeta(type):
@@ -293,11 +292,116 @@ class EnvBase(metaclass=_EnvMeta):
         return self._done_flag_keys[0]
 
     # ------------------------------------------------------------------ the contract
+    def _step_arrays(
+        self, inputs: Mapping[NestedKey, torch.Tensor], rows: torch.Tensor | None = None
+    ) -> Mapping[NestedKey, Any]:
+        """The backend's step, at the level of arrays (the hook a backend writes).
+
+        Args:
+            inputs: each action and state entry (``action_keys`` and ``state_keys``) as a tensor
+                with the env's batch dims first, read with ``inputs[key]``. The actions are
+                checked already (shape, dtype, discrete values; bounds with ``checks``).
+            rows: ``None`` (step every sub-env) or a bool tensor of the batch shape: step those
+                rows only; what is returned for the others is ignored.
+
+        Returns:
+            A dict from output leaf keys (observations, rewards, and at each done level any of
+            ``done`` / ``terminated`` / ``truncated``: the missing ones are derived) to arrays of
+            the spec's dtype and shape: tensors, numpy arrays or DLPack arrays (kept without a
+            copy: do not write into them afterwards), or Python scalars for one-element entries.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _step_arrays(inputs, rows) (or _step)."
+        )
+
+    def _reset_arrays(
+        self,
+        rows: torch.Tensor | None = None,
+        inputs: TensorDictBase | None = None,
+        **kwargs: Any,
+    ) -> Mapping[NestedKey, Any]:
+        """The backend's reset, at the level of arrays (the hook a backend writes).
+
+        Args:
+            rows: ``None`` (reset every sub-env) or a bool tensor of the batch shape marking the
+                sub-envs to reset.
+            inputs: ``None``, or the input of a partial reset (its observations, done flags and
+                state entries; envs with nested done levels find their masks under
+                ``prefix + ("_reset",)``).
+            **kwargs: the options given to ``reset`` (``seed=``, ``options=``...).
+
+        Returns:
+            The observation (and state) entries of the whole batch, as :meth:`_step_arrays`
+            returns them; done flags may be left out (``False``). Rows outside ``rows`` are
+            replaced by the input's values, unless the class sets ``masks_partial_resets``.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _reset_arrays(rows, inputs) (or _reset)."
+        )
+
+    # TensorDict-level hooks: what an env writes when it reads and writes tensordicts itself;
+    # by default they call the array-level hooks above
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        raise NotImplementedError(f"{type(self).__name__} must implement _reset(tensordict).")
+        if type(self)._reset_arrays is EnvBase._reset_arrays:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement _reset_arrays(rows, inputs) (or _reset)."
+            )
+        rows = None
+        batch = self._batch_size
+        if tensordict is not None:
+            batch = tensordict.batch_size
+            flags = fast_get(tensordict, "_reset")
+            if flags is not None:
+                rows = mask_dims(flags.bool())
+        return self._arrays_to_td(self._reset_arrays(rows, tensordict, **kwargs), batch, "reset")
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        raise NotImplementedError(f"{type(self).__name__} must implement _step(tensordict).")
+        if type(self)._step_arrays is EnvBase._step_arrays:
+            raise NotImplementedError(
+                f"{type(self).__name__} must implement _step_arrays(inputs, rows) (or _step)."
+            )
+        rows = fast_get(tensordict, "_step")
+        if rows is not None:
+            rows = mask_dims(rows.bool())
+        out = self._step_arrays(tensordict, rows)
+        return self._arrays_to_td(out, tensordict.batch_size, "step")
+
+    def _arrays_to_td(
+        self, out: Mapping[NestedKey, Any], batch: torch.Size, what: str
+    ) -> TensorDictBase:
+        """The tensordict of an array-level hook's output (see :mod:`hub.envs.arrays`)."""
+        if isinstance(out, TensorDictBase):
+            return out
+        if not self._keys_ready:
+            self._compute_keys()
+        plan = self.__dict__.get("_array_plan")
+        if plan is None or plan[0] != self._spec_version:
+            specs: dict[NestedKey, TensorSpec] = {}
+            levels: dict[tuple[str, ...], torch.Size] = {}
+            groups = [self._output_spec[name] for name in OUTPUT_SPECS]
+            for group in [*groups, self._input_spec["full_state_spec"]]:
+                for key in group.keys(include_nested=True):
+                    spec = group[key]
+                    if isinstance(spec, Composite):
+                        levels.setdefault(key if isinstance(key, tuple) else (key,), spec.shape)
+                    else:
+                        specs.setdefault(key, spec)
+            plan = self.__dict__["_array_plan"] = (self._spec_version, specs, levels)
+        specs, levels = plan[1], plan[2]
+        where = f"{type(self).__name__}._{what}_arrays output"
+        n = len(self._batch_size)
+        flat = {}
+        for key, value in out.items():
+            spec = specs.get(key)
+            if spec is None:
+                raise SpecMismatchError(
+                    key,
+                    "no entry (no spec declares it: declare it in the specs or leave it out)",
+                    _checks.describe(value),
+                    where=where,
+                )
+            flat[key] = as_tensor(value, spec, value_shape(spec, n, batch), key, where)
+        return nest(flat, batch, levels, n, self._device)
 
     def _set_seed(self, seed: int | None) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement _set_seed(seed).")

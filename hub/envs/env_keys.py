@@ -17,11 +17,9 @@ from typing import Any
 from hub.envs.checks import action_value_check
 from hub.envs.done import done_prefixes
 from hub.errors import HubError
-from hub.specs import Composite
+from hub.specs import Composite, NestedKey
 
 __all__ = ["compute_keys", "leaf_keys", "KeyList", "OnlyKey"]
-
-NestedKey = str | tuple[str, ...]
 
 
 def leaf_keys(spec: Composite) -> list[NestedKey]:

@@ -22,7 +22,7 @@ from hub.envs._fast_td import fast_get
 from hub.envs.checks import describe
 from hub.envs.done import complete_done_spec
 from hub.errors import SpecMismatchError
-from hub.specs import Categorical, Composite, TensorSpec, Unbounded
+from hub.specs import Categorical, Composite, NestedKey, TensorSpec, Unbounded
 
 __all__ = [
     "FullSpec",
@@ -40,7 +40,6 @@ __all__ = [
     "copy_into",
 ]
 
-NestedKey = str | tuple[str, ...]
 
 OUTPUT_SPECS = ("full_observation_spec", "full_reward_spec", "full_done_spec")
 INPUT_SPECS = ("full_action_spec", "full_state_spec")

@@ -17,6 +17,16 @@ __all__ = ["SUBCLASS_HOOKS", "SUBCLASS_ATTRIBUTES"]
 
 #: hook -> (class that defines it, when it is called, what it may assume)
 SUBCLASS_HOOKS: dict[str, tuple[str, str, str]] = {
+    "_step_arrays": (
+        "EnvBase",
+        "by step(), with the inputs (actions and state entries, checked) and the rows to step",
+        "it returns a dict of arrays (observations, rewards, done flags) of the specs' dtypes",
+    ),
+    "_reset_arrays": (
+        "EnvBase",
+        "by reset(), with the rows to reset (None: all), the partial reset's input and options",
+        "it returns a dict of arrays of the whole batch (observations, state entries)",
+    ),
     "_reset": (
         "EnvBase",
         "by reset(), with the input tensordict or None (a partial reset passes '_reset' masks)",

@@ -21,7 +21,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.envs._fast_td import fast_get, fast_set, new_td  # fast_get/fast_set: public here
-from hub.specs import Composite, NonTensor, TensorSpec, Unbounded
+from hub.specs import Composite, NestedKey, NonTensor, TensorSpec, Unbounded
 
 __all__ = [
     "step_mdp",
@@ -35,7 +35,6 @@ __all__ = [
     "targets_for_out",
 ]
 
-NestedKey = str | tuple[str, ...]
 _DONE_NAMES = ("done", "terminated", "truncated")
 
 

@@ -20,6 +20,7 @@ from hub.specs.bounded import Bounded
 from hub.specs.categorical import Categorical
 from hub.specs.composite import Composite
 from hub.specs.dtypes import numpy_dtype, torch_dtype
+from hub.specs.keys import NestedKey
 from hub.specs.multi import MultiCategorical, MultiOneHot
 from hub.specs.non_tensor import NonTensor, non_tensor_spec
 from hub.specs.one_hot import OneHot
@@ -46,6 +47,7 @@ __all__ = [
     "MultiOneHot",
     "Binary",
     "Composite",
+    "NestedKey",
     "NonTensor",
     "non_tensor_spec",
     "numpy_dtype",

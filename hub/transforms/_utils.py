@@ -14,7 +14,7 @@ import torch
 from tensordict import TensorDictBase
 
 from hub.envs.serial_ops import where_rows
-from hub.specs import Bounded, Composite, TensorSpec
+from hub.specs import Bounded, Composite, NestedKey, TensorSpec
 
 __all__ = [
     "NestedKey",
@@ -30,8 +30,6 @@ __all__ = [
     "carry_in_state",
     "step_again",
 ]
-
-NestedKey = str | tuple[str, ...]
 
 
 def norm_key(key: Any) -> NestedKey:

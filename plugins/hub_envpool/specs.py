@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import hub
-from hub.specs import Categorical, Composite, TensorSpec
+from hub.specs import Categorical, Composite, NestedKey, TensorSpec
 
 __all__ = [
     "StateLayout",
@@ -35,8 +35,6 @@ __all__ = [
     "action_spec",
     "flag_spec",
 ]
-
-NestedKey = str | tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
 
 from hub.envs.base import EnvBase
 from hub.specs import Bounded, Categorical, Composite, Unbounded
@@ -57,25 +56,23 @@ class CountingEnv(EnvBase):
         self.done_spec = Categorical(2, shape=bs + (1,), dtype=torch.bool)
         self.count = torch.zeros(bs + (1,), dtype=torch.int64, device=device)
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        reset = tensordict.get("_reset", None) if tensordict is not None else None
-        if reset is None:
+    def _reset_arrays(
+        self, rows: torch.Tensor | None = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        if rows is None:
             self.count.zero_()
         else:
-            self.count.masked_fill_(reset.reshape(self.count.shape), 0)
-        return TensorDict({"observation": self.count.clone()}, batch_size=self.batch_size)
+            self.count.masked_fill_(rows.reshape(self.count.shape), 0)
+        return {"observation": self.count.clone()}
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:
         count = self.count
-        count += 1
-        return TensorDict(
-            {
-                "observation": count.clone(),
-                "reward": tensordict["action"].to(torch.get_default_dtype()),
-                "terminated": count >= self.max_steps,
-            },
-            batch_size=self.batch_size,
-        )
+        count += 1 if rows is None else rows.reshape(count.shape).long()
+        return {
+            "observation": count.clone(),
+            "reward": inputs["action"].to(torch.get_default_dtype()),
+            "terminated": count >= self.max_steps,
+        }
 
     def _set_seed(self, seed: int | None) -> None:
         """Counting is deterministic: seeding changes nothing."""

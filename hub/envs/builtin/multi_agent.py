@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
 
 from hub.envs.base import EnvBase
 from hub.envs.multi_agent import ALL_IN_ONE_GROUP, group_specs, make_group_map, root_done
@@ -80,18 +79,15 @@ class MultiAgentCountingEnv(EnvBase):
         self.full_done_spec = Composite({**root, **{g: groups[g] for g in groups.keys()}}, shape=bs)
         self.count = torch.zeros(agent_shape, dtype=torch.int64)
 
-    def _reset_mask(self, tensordict: TensorDictBase | None) -> torch.Tensor | None:
-        if tensordict is None:
-            return None
-        nested = tensordict.get(("agents", "_reset"), None)
+    def _reset_mask(self, rows: torch.Tensor | None, inputs: Any) -> torch.Tensor | None:
+        nested = None if inputs is None else inputs.get(("agents", "_reset"), None)
         if nested is not None:
             return nested.reshape(self.count.shape)
-        root = tensordict.get("_reset", None)
-        if root is not None:
-            return root.reshape(self.batch_size + (1, 1)).expand(self.count.shape)
+        if rows is not None:
+            return rows.reshape(self.batch_size + (1, 1)).expand(self.count.shape)
         return None
 
-    def _observe(self) -> dict[str, Any]:
+    def _observe(self) -> dict[Any, torch.Tensor]:
         agents_done = self.count >= self.limits
         return {
             ("agents", "observation"): self.count.clone(),
@@ -99,33 +95,23 @@ class MultiAgentCountingEnv(EnvBase):
             "terminated": root_done(agents_done, "all"),
         }
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        mask = self._reset_mask(tensordict)
+    def _reset_arrays(
+        self, rows: torch.Tensor | None = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[Any, torch.Tensor]:
+        mask = self._reset_mask(rows, inputs)
         if mask is None:
             self.count.zero_()
         else:
             self.count.masked_fill_(mask, 0)
-        return _nested_td(self._observe(), self.batch_size, self.n_agents)
+        return self._observe()
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[Any, Any]:
         running = self.count < self.limits
         self.count += running.long()
         out = self._observe()
-        action = tensordict["agents", "action"]
+        action = inputs["agents", "action"]
         out[("agents", "reward")] = action.to(torch.get_default_dtype()) * running
-        return _nested_td(out, self.batch_size, self.n_agents)
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         """Deterministic: seeding changes nothing."""
-
-
-def _nested_td(
-    entries: dict[Any, torch.Tensor], batch_size: torch.Size, n_agents: int
-) -> TensorDict:
-    agents = TensorDict(
-        {key[1]: value for key, value in entries.items() if isinstance(key, tuple)},
-        batch_size=batch_size + (n_agents,),
-    )
-    root = {key: value for key, value in entries.items() if not isinstance(key, tuple)}
-    root["agents"] = agents
-    return TensorDict(root, batch_size=batch_size)
