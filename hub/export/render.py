@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from tensordict import TensorDictBase
 
+from hub.batching import BatchedEnvBase
 from hub.errors import HubError
 
 __all__ = ["RENDER_MODES", "enable_rendering", "frames", "can_render"]
@@ -42,7 +43,7 @@ def _own(env: Any, name: str) -> bool:
 
 def _batched(env: Any) -> bool:
     """A ``SerialEnv`` / ``ParallelEnv``: its sub-envs are reached through ``call``."""
-    return _own(env, "call") and "num_workers" in vars(env)
+    return isinstance(env, BatchedEnvBase)
 
 
 def can_render(env: Any) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
 from hub.specs import Bounded, Composite, Unbounded
@@ -105,20 +105,23 @@ class PendulumEnv(EnvBase):
             out["pixels"] = _draw(th, self.pixels_size)
         return out
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        batch = tensordict.batch_size if tensordict is not None else self.batch_size
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        batch = inputs.batch_size if inputs is not None else self.batch_size
         shape = batch + (1,)
         dev = self.device
         th = (torch.rand(shape, generator=self.rng, device=dev) * 2 - 1) * math.pi
         thdot = torch.rand(shape, generator=self.rng, device=dev) * 2 - 1
         count = torch.zeros(shape, dtype=torch.int64, device=dev)
-        return TensorDict(self._observe(th, thdot, count, batch), batch_size=batch)
+        return self._observe(th, thdot, count, batch)
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        th = tensordict["th"]
-        thdot = tensordict["thdot"]
-        count = tensordict["step_count"] + 1
-        u = tensordict["action"].clamp(-self.max_torque, self.max_torque)
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, torch.Tensor]:
+        dev = self.device
+        th = torch.as_tensor(inputs["th"], device=dev)
+        thdot = torch.as_tensor(inputs["thdot"], device=dev)
+        count = torch.as_tensor(inputs["step_count"], device=dev) + 1
+        u = torch.as_tensor(inputs["action"], device=dev).clamp(-self.max_torque, self.max_torque)
         cost = _angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
         new_thdot = (
             thdot
@@ -127,11 +130,11 @@ class PendulumEnv(EnvBase):
         )
         new_thdot = new_thdot.clamp(-self.max_speed, self.max_speed)
         new_th = _angle_normalize(th + new_thdot * self.dt)
-        out = self._observe(new_th, new_thdot, count, tensordict.batch_size)
+        out = self._observe(new_th, new_thdot, count, count.shape[:-1])
         out["reward"] = -cost
         out["terminated"] = torch.zeros_like(count, dtype=torch.bool)
         out["truncated"] = count >= self.max_steps
-        return TensorDict(out, batch_size=tensordict.batch_size)
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
