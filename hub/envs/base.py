@@ -861,6 +861,34 @@ class EnvBase(metaclass=_EnvMeta):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ rendering
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
+        """The env's current RGB frames, for a person to watch: a ``uint8`` numpy array of
+        shape ``[*batch_size, H, W, 3]`` (``[H, W, 3]`` for an env of batch size ``[]``).
+
+        ``tensordict`` is the env's current data (what its last ``reset`` or ``step`` gave);
+        a stateless env draws from it, others may ignore it. ``VideoRecorder``,
+        ``PixelRenderTransform``, ``hub rollout --record`` and the exports' ``render()`` all
+        call this method. Envs that render override it: the gym and gymnasium plugins' (made
+        with ``render_mode="rgb_array"``), EnvPool's (>= 1.0, same), dm_control's and
+        ``hub:Pendulum``; ``SerialEnv`` / ``ParallelEnv`` stack their sub-envs' frames and a
+        ``TransformedEnv`` gives its base env's.
+
+        Raises:
+            NoFramesError: this env does not render (the default), with how to get frames.
+
+        Example:
+            >>> import hub
+            >>> hub.make_env("hub:Counting").render_frames()
+            Traceback (most recent call last):
+            ...
+            hub.errors.NoFramesError: CountingEnv gives no frames: its class does not render. ...
+        """
+        from hub.errors import NoFramesError
+        from hub.media.frames import no_frames_message
+
+        raise NoFramesError(no_frames_message(type(self).__name__, "its class does not render"))
+
     def fake_tensordict(self) -> TensorDictBase:
         """A tensordict of zeros with every entry a step produces (inputs, and outputs under
         ``"next"``), from the specs."""
