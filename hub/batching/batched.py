@@ -251,6 +251,22 @@ class BatchedEnvBase(EnvBase):
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""
         raise NotImplementedError
 
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
+        """Every sub-env's ``render_frames()``, stacked: ``uint8 [num_workers, ..., H, W, 3]``
+        (the sub-envs render from their own state; ``tensordict`` is not sent to them)."""
+        import numpy as np
+
+        from hub.errors import NoFramesError
+        from hub.media import to_numpy
+
+        try:
+            frames = self.call("render_frames")
+        except HubError as err:  # NoFramesError, or a WorkerError carrying it
+            raise NoFramesError(
+                f"the sub-envs of {type(self).__name__} cannot render: {err}"
+            ) from err
+        return np.stack([to_numpy(frame) for frame in frames])
+
     def _per_env(self, values: Any) -> list[Any]:
         if isinstance(values, (list, tuple)) and len(values) == self.num_envs:
             return list(values)

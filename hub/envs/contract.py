@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hub.errors import NoFramesError
+from hub.media.frames import no_frames_message
 from hub.specs import NestedKey
 
 __all__ = ["EnvHooks", "Hook", "hook", "contract_hooks", "attribute_hooks", "writes_arrays"]
@@ -227,6 +229,36 @@ class EnvHooks:
     )
     def _close(self) -> None:
         """Release the env's resources (nothing by default)."""
+
+    @hook(
+        "no",
+        "by recorders, hub rollout --record and the exports' render()",
+        "return the current RGB frames: uint8 [*batch_size, H, W, 3]; raise NoFramesError "
+        "(saying what to pass, e.g. render_mode='rgb_array') when made without rendering",
+    )
+    def render_frames(self, tensordict: Any = None) -> Any:
+        """The env's current RGB frames, for a person to watch: a ``uint8`` numpy array of
+        shape ``[*batch_size, H, W, 3]`` (``[H, W, 3]`` for an env of batch size ``[]``).
+
+        ``tensordict`` is the env's current data (what its last ``reset`` or ``step`` gave);
+        a stateless env draws from it, others may ignore it. ``VideoRecorder``,
+        ``PixelRenderTransform``, ``hub rollout --record`` and the exports' ``render()`` all
+        call this method. Envs that render override it: the gym and gymnasium plugins' (made
+        with ``render_mode="rgb_array"``), EnvPool's (>= 1.0, same), dm_control's and
+        ``hub:Pendulum``; ``SerialEnv`` / ``ParallelEnv`` stack their sub-envs' frames and a
+        ``TransformedEnv`` gives its base env's.
+
+        Raises:
+            NoFramesError: this env does not render (the default), with how to get frames.
+
+        Example:
+            >>> import hub
+            >>> hub.make_env("hub:Counting").render_frames()
+            Traceback (most recent call last):
+            ...
+            hub.errors.NoFramesError: CountingEnv gives no frames: its class does not render. ...
+        """
+        raise NoFramesError(no_frames_message(type(self).__name__, "its class does not render"))
 
 
 _ATTRIBUTES = [

@@ -194,6 +194,10 @@ class TransformedEnv(EnvBase):
         if self._owns_base:
             self._base_env.close()
 
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
+        """The base env's frames (:meth:`hub.EnvBase.render_frames`), given this env's data."""
+        return self._base_env.render_frames(tensordict)
+
     def __getattr__(self, name: str) -> Any:
         base = self.__dict__.get("_base_env")
         if base is None or name.startswith("_"):

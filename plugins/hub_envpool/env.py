@@ -284,37 +284,6 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             "builds a new pool."
         )
 
-    def render(self, env_ids: Any = None) -> np.ndarray:
-        """RGB frames ``uint8 [n, H, W, 3]`` of the envs ``env_ids`` (default: every env; one
-        frame ``[H, W, 3]`` for an unbatched env), drawn by EnvPool's renderer (EnvPool >= 1.0).
-
-        The pool must be made to render: ``hub.make_env("envpool:Pong-v5", num_envs=8,
-        render_mode="rgb_array")`` (Atari frames are then the full 210 x 160 colour screen).
-
-        Example:
-            >>> env = hub.make_env("envpool:Pong-v5", num_envs=2, render_mode="rgb_array")
-            >>> _ = env.reset()
-            >>> env.render().shape
-            (2, 210, 160, 3)
-        """
-        pool = self._pool()
-        if pool is None or not callable(getattr(pool, "render", None)):
-            raise hub.errors.HubError(
-                "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
-                "env (pip install -U envpool)."
-            )
-        ids = np.arange(self.num_workers) if env_ids is None else np.asarray(env_ids).reshape(-1)
-        try:
-            frames = pool.render(env_ids=ids.astype(np.int32))
-        except RuntimeError as err:
-            raise hub.errors.HubError(
-                f"EnvPool cannot render this pool ({err}). Make the env with "
-                'render_mode="rgb_array", e.g. hub.make_env("envpool:Pong-v5", num_envs=8, '
-                'render_mode="rgb_array") or `hub rollout ... -k render_mode=rgb_array`.'
-            ) from err
-        frames = np.asarray(frames)
-        return frames[0] if self.unbatched else frames
-
     # ------------------------------------------------------------------ async mode
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Async mode: send the actions of ``tensordict`` to the envs of its ``"env_id"`` entry.
@@ -387,23 +356,39 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                 f"use hub.make_env('envpool:<task>', num_envs=N, render_mode={mode!r})."
             )
 
-    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
-        """One RGB frame per env, ``[num_workers, H, W, 3]`` (EnvPool >= 1.0)."""
+    def render_frames(
+        self, tensordict: TensorDictBase | None = None, env_ids: Any = None
+    ) -> np.ndarray:
+        """RGB frames drawn by EnvPool's renderer (EnvPool >= 1.0): ``uint8 [num_workers, H, W,
+        3]`` (``[H, W, 3]`` for an unbatched env), or those of the envs ``env_ids`` only
+        (``[len(env_ids), H, W, 3]``). ``tensordict`` is not needed.
+
+        The pool must be made to render: ``hub.make_env("envpool:Pong-v5", num_envs=8,
+        render_mode="rgb_array")`` (Atari frames are then the full 210 x 160 colour screen).
+
+        Example:
+            >>> env = hub.make_env("envpool:Pong-v5", num_envs=2, render_mode="rgb_array")
+            >>> _ = env.reset()
+            >>> env.render_frames().shape, env.render_frames(env_ids=[1]).shape
+            ((2, 210, 160, 3), (1, 210, 160, 3))
+        """
         pool = self._pool()
         render = getattr(pool, "render", None)
-        if render is None:
-            raise hub.errors.HubError(
-                "this EnvPool version cannot render (EnvPool >= 1.0 renders with "
-                "render_mode='rgb_array'); record a 'pixels' observation instead."
+        if not callable(render):
+            raise hub.errors.NoFramesError(
+                "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
+                "env (pip install -U envpool); or record its image observation instead."
             )
+        ids = np.arange(self.num_workers) if env_ids is None else np.asarray(env_ids).reshape(-1)
         try:
-            frames = render(env_ids=np.arange(self.num_workers))
-        except RuntimeError as exc:
-            raise hub.errors.HubError(
-                f"EnvPool cannot render this pool ({exc}); make it with render_mode='rgb_array': "
-                "hub.make_env('envpool:<task>', num_envs=N, render_mode='rgb_array')."
-            ) from exc
-        return np.asarray(frames)
+            frames = np.asarray(render(env_ids=ids.astype(np.int32)))
+        except RuntimeError as err:
+            raise hub.errors.NoFramesError(
+                f"EnvPool cannot render this pool ({err}). Make the env with "
+                'render_mode="rgb_array", e.g. hub.make_env("envpool:Pong-v5", num_envs=8, '
+                'render_mode="rgb_array") or `hub rollout ... -k render_mode=rgb_array`.'
+            ) from err
+        return frames[0] if self.unbatched and env_ids is None else frames
 
     def __repr__(self) -> str:
         return (

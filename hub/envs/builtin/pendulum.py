@@ -21,10 +21,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
+from hub.errors import NoFramesError
 from hub.specs import Bounded, Composite, Unbounded
 
 __all__ = ["PendulumEnv"]
@@ -142,13 +144,23 @@ class PendulumEnv(EnvBase):
         else:
             self.rng.manual_seed(int(seed))
 
-    def render(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
-        """An RGB image (``uint8``, height x width x 3) of the pendulum in ``tensordict``
-        (its first batch element)."""
-        if tensordict is None:
-            raise ValueError("PendulumEnv is stateless: pass the tensordict to render.")
-        th = tensordict["th"].reshape(-1, 1)[:1]
-        return _draw(th, self.pixels_size)[0]
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """RGB images (``uint8 [*batch, height, width, 3]``) of the pendulums in
+        ``tensordict``, which this stateless env needs: its state travels in the data.
+
+        Example:
+            >>> env = PendulumEnv(pixels_size=32)
+            >>> env.render_frames(env.reset()).shape
+            (32, 32, 3)
+        """
+        if tensordict is None or "th" not in tensordict.keys():
+            raise NoFramesError(
+                "PendulumEnv is stateless: it draws the pendulums of the data it is given, so "
+                "pass the env's current data: env.render_frames(td). In a SerialEnv or "
+                "ParallelEnv its sub-envs have no data to draw: make it with from_pixels=True "
+                "and record the 'pixels' observation instead."
+            )
+        return _draw(tensordict.get("th"), self.pixels_size).cpu().numpy()
 
 
 def _draw(th: torch.Tensor, size: int) -> torch.Tensor:
