@@ -252,6 +252,8 @@ class OutputPlan:
         done = output_spec["full_done_spec"]
         self.root_flags = () in prefixes and "done" in done.keys()
         self.flag_shape = tuple(done["done"].shape) if self.root_flags else ()
+        #: one flag of shape (1,) on the CPU: an unbatched env's flags come as scalars
+        self.one_flag = self.flag_shape == (1,) and self.on_cpu
         self.single_level = prefixes == ((),)
         self.done_shapes = {p: done[p + ("done",) if p else "done"].shape for p in prefixes}
 
@@ -311,7 +313,7 @@ class OutputPlan:
             tensor of the batch shape). Nested done levels are completed, not reported.
         """
         size = self.batch_size if batch is None else batch
-        if isinstance(out, TensorDictBase):
+        if not isinstance(out, dict) and isinstance(out, TensorDictBase):
             if flags:
                 complete_done_flags(out, list(self.prefixes), self.done_shapes)
             return out, self._ended(out) if flags else False
@@ -340,12 +342,17 @@ class OutputPlan:
         done = out.get("done")
         term = out.get("terminated")
         trunc = out.get("truncated")
+        if done is None and type(term) is bool and type(trunc) is bool and self.one_flag:
+            # the common case of one env (gymnasium's terminated and truncated), first
+            rows = from_numpy(_FLAG_ROWS[(term, trunc)].copy())
+            data["done"], data["terminated"], data["truncated"] = rows.unbind(0)
+            return term or trunc
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
             zeros = from_numpy(np.zeros((3, *shape), dtype=bool))
             data["done"], data["terminated"], data["truncated"] = zeros.unbind(0)
             return False
-        if self.flag_shape == (1,) and self.on_cpu and _all_scalars(done, term, trunc):
+        if self.one_flag and _all_scalars(done, term, trunc):
             te = bool(term) if term is not None else bool(done) and not bool(trunc)
             tr = bool(trunc) if trunc is not None else False
             rows = from_numpy(_FLAG_ROWS[(te, tr)].copy())
@@ -422,9 +429,14 @@ class OutputPlan:
         """
         if not self.root_flags:
             return None
-        if isinstance(out, TensorDictBase):
+        if not isinstance(out, dict) and isinstance(out, TensorDictBase):
             ended = self._ended(out)
             return None if ended is False else ended
+        term, trunc = out.get("terminated"), out.get("truncated")
+        if type(term) is bool and type(trunc) is bool and "done" not in out:
+            return True if (term or trunc) and not self.batch_dims else None if not (
+                term or trunc
+            ) else self._all_rows()
         flags = [out.get(name) for name in _FLAG_NAMES]
         if all(f is None or type(f) is bool or isinstance(f, np.generic) for f in flags):
             if not self.batch_dims:
@@ -449,6 +461,9 @@ class OutputPlan:
         if not bool(ended.any()):
             return None
         return True if not self.batch_dims else ended
+
+    def _all_rows(self) -> np.ndarray:
+        return np.ones(tuple(self.batch_size), dtype=bool)
 
     def _ended(self, td: TensorDictBase) -> Any:
         """What ended at the root level of a complete output."""

@@ -188,6 +188,8 @@ class GymWrapper(hub.GymLikeEnv):
         self._encode_obs_fn = (
             None if self.pixels_only else make_observation_encoder(self._obs_space, base_obs)
         )
+        # a Dict space inside a Dict or Tuple space: its entries come as tensordicts
+        self._nested_obs = any(isinstance(spec, Composite) for spec in base_obs.values())
         batch_ndim = len(self.batch_size)
         action_spec = self.full_action_spec["action"]
         self._action_reader = make_action_reader(self._act_space, action_spec, batch_ndim)
@@ -213,7 +215,8 @@ class GymWrapper(hub.GymLikeEnv):
         (of the whole batch for a vector env)."""
         if self._encode_obs_fn is None:
             return {}
-        return _flat(self._encode_obs_fn(observation))
+        entries = self._encode_obs_fn(observation)
+        return _flat(entries) if self._nested_obs else entries
 
     @property
     def observation_encoder(self) -> Any:
