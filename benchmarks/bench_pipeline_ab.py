@@ -147,7 +147,6 @@ def envpool_vector(task: str, width: int, steps: int) -> dict[str, float]:
     autoreset) with the same thread count."""
     import envpool
     import numpy as np
-
     from hub_envpool.threads import default_num_threads
 
     threads = default_num_threads(width) or 0
