@@ -231,7 +231,9 @@ class OutputPlan:
         batch_size: torch.Size,
         device: Any,
         prefixes: tuple[tuple[str, ...], ...],
+        owner: str = "env",
     ) -> None:
+        self.owner = owner  # the env's class name, for errors
         self.batch_size = torch.Size(batch_size)
         self.batch_dims = len(batch_size)
         self.device = None if device is None else torch.device(device)
@@ -267,7 +269,7 @@ class OutputPlan:
                 key,
                 "no entry (no spec declares it: declare it in the specs or leave it out)",
                 describe(value),
-                where=where,
+                where=f"{self.owner}.{where}",
             )
         if leaf.non_tensor:
             return _non_tensor(value, self.batch_size if batch is None else batch)
@@ -285,7 +287,7 @@ class OutputPlan:
             elif leaf.one and (kind is float or kind is int or kind is bool):
                 return from_numpy(np.array(value, dtype=leaf.np_dtype).reshape(leaf.shape_tuple))
         shape = leaf.shape if batch is None else batch + leaf.shape[self.batch_dims :]
-        tensor = as_tensor(value, leaf.spec, shape, key, where)
+        tensor = as_tensor(value, leaf.spec, shape, key, f"{self.owner}.{where}")
         if self.device is not None and tensor.device != self.device:
             tensor = tensor.to(self.device)
         return tensor
@@ -295,7 +297,7 @@ class OutputPlan:
         self,
         out: Any,
         batch: torch.Size | None = None,
-        where: str = "step output",
+        where: str = "_step_arrays",
         flags: bool = True,
     ) -> tuple[TensorDictBase, Any]:
         """The tensordict of a hook's output, with every done flag, and what ended.
@@ -303,7 +305,7 @@ class OutputPlan:
         Args:
             out: the hook's dict (or a tensordict, taken as it is).
             batch: the data's batch size when it is not the env's (batch-unlocked envs).
-            where: names the hook in errors.
+            where: names the hook in errors (after the env's class name).
             flags: complete the done flags (``False`` for a reset's output: they are all
                 ``False`` and added by the caller).
 
@@ -359,7 +361,7 @@ class OutputPlan:
             data["done"], data["terminated"], data["truncated"] = rows.unbind(0)
             if done is not None and bool(done) != (te or tr):
                 raise SpecMismatchError(
-                    "done", "terminated | truncated", f"done={bool(done)}", where=where
+                    "done", "terminated | truncated", f"done={bool(done)}", where=self.owner
                 )
             return te or tr
         shape = tuple(size) + self.flag_shape[self.batch_dims :]
@@ -398,7 +400,9 @@ class OutputPlan:
         target = torch.Size(shape)
 
         def flag(value: Any) -> torch.Tensor:
-            return as_tensor(value, leaf.spec, target, "done", where).to(torch.bool)
+            return as_tensor(value, leaf.spec, target, "done", f"{self.owner}.{where}").to(
+                torch.bool
+            )
 
         te = None if term is None else flag(term)
         tr = None if trunc is None else flag(trunc)
@@ -434,9 +438,13 @@ class OutputPlan:
             return None if ended is False else ended
         term, trunc = out.get("terminated"), out.get("truncated")
         if type(term) is bool and type(trunc) is bool and "done" not in out:
-            return True if (term or trunc) and not self.batch_dims else None if not (
-                term or trunc
-            ) else self._all_rows()
+            return (
+                True
+                if (term or trunc) and not self.batch_dims
+                else None
+                if not (term or trunc)
+                else self._all_rows()
+            )
         flags = [out.get(name) for name in _FLAG_NAMES]
         if all(f is None or type(f) is bool or isinstance(f, np.generic) for f in flags):
             if not self.batch_dims:

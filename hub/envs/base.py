@@ -226,7 +226,12 @@ class EnvBase(StepPipeline, metaclass=_EnvMeta):
         specs = self._specs
         if keys is None or keys.version != specs.version:
             keys = self._keys_cache = EnvKeys.from_specs(
-                specs.output, specs.input, self._batch_size, self._device, specs.version
+                specs.output,
+                specs.input,
+                self._batch_size,
+                self._device,
+                specs.version,
+                type(self).__name__,
             )
         return keys
 

@@ -245,7 +245,7 @@ class StepPipeline(EnvHooks):
         ``False``, the auto-reset cache used, checked; the ended rows are forgotten."""
         batch = self._batch_size if inputs is None else fast_batch_size(inputs)
         unlocked = batch if batch != self._batch_size else None
-        out, _ = keys.outputs.build(out, unlocked, f"{type(self).__name__} reset output")
+        out, _ = keys.outputs.build(out, unlocked, "_reset_arrays")
         if masks is not None:
             cache = self._auto_reset_cache
             if self.auto_reset and cache is not None:
@@ -422,18 +422,14 @@ class StepPipeline(EnvHooks):
         """Call the env's step hook (``fused``: the step-and-reset hook) and build its output
         with every done flag. Returns ``(next data, what ended, the reset's raw output)``."""
         plan = keys.outputs
-        where = f"{type(self).__name__}._step_arrays"
         if self._writes_arrays:
             inputs = _inputs(tensordict, keys.input_keys, plan.on_cpu)
             if fused:
                 out, first = self._step_reset_arrays(inputs, _host(rows, keys))
-                return (*plan.build(out, None, where), first)
+                return (*plan.build(out), first)
             batch = fast_batch_size(tensordict)
             unlocked = batch if batch != self._batch_size else None
-            return (
-                *plan.build(self._step_arrays(inputs, _host(rows, keys)), unlocked, where),
-                None,
-            )
+            return (*plan.build(self._step_arrays(inputs, _host(rows, keys)), unlocked), None)
         next_td = self._step(tensordict)
         if next_td is None:
             raise HubError(
@@ -442,13 +438,9 @@ class StepPipeline(EnvHooks):
         return (*plan.build(next_td), None)
 
     def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[Any, Any]:
-        """The default of the ``_step_reset_arrays`` hook: ``_step_arrays``, then
-        ``_reset_arrays`` of the rows whose done flags it set (``None`` when none)."""
-        out = self._step_arrays(inputs, rows)
-        ended = self.env_keys.outputs.raw_ended(out, rows)
-        if ended is None:
-            return out, None
-        return out, self._reset_arrays(None if ended is True else ended, None)
+        """The default of the ``_step_reset_arrays`` hook: ``_step_arrays``, and no reset (the
+        caller resets the rows that ended through ``_reset_arrays``)."""
+        return self._step_arrays(inputs, rows), None
 
     def _sub_batch_step(
         self, tensordict: TensorDictBase, rows: torch.Tensor, keys: EnvKeys
@@ -508,7 +500,7 @@ class StepPipeline(EnvHooks):
             _inputs(tensordict, keys.input_keys, keys.outputs.on_cpu), _host(rows, keys)
         )
         unlocked = batch if batch != self._batch_size else None
-        return keys.outputs.build(out, unlocked, f"{type(self).__name__}._step_arrays")[0]
+        return keys.outputs.build(out, unlocked)[0]
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         """The tensordict-level reset of an env written at the array level."""
@@ -520,7 +512,7 @@ class StepPipeline(EnvHooks):
         out = self._reset_arrays(_host(rows, keys), tensordict, **kwargs)
         batch = self._batch_size if tensordict is None else fast_batch_size(tensordict)
         unlocked = batch if batch != self._batch_size else None
-        return keys.outputs.build(out, unlocked, f"{type(self).__name__}._reset_arrays")[0]
+        return keys.outputs.build(out, unlocked, "_reset_arrays")[0]
 
     # ================================================================== array-level entry points
     # A batched env steps its sub-envs, and a worker process its env, through these: the
@@ -571,8 +563,11 @@ class StepPipeline(EnvHooks):
         Returns the step's arrays and the reset's (``None`` when no episode ended)."""
         self._refuse_closed("step_reset_arrays")
         if self._writes_arrays:
-            return self._step_reset_arrays(inputs, rows)
-        out = self.step_arrays(inputs, rows)
+            out, first = self._step_reset_arrays(inputs, rows)
+            if first is not None:
+                return out, first
+        else:
+            out = self.step_arrays(inputs, rows)
         ended = self.env_keys.outputs.raw_ended(out, rows)
         if ended is None:
             return out, None
