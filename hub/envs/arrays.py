@@ -166,13 +166,9 @@ def nest(
 
 from_numpy = torch.from_numpy
 _FLAG_NAMES = ("done", "terminated", "truncated")
-# (terminated, truncated) -> [[done], [terminated], [truncated]]: one copy per step gives the
-# three flags of a one-element done level
-_FLAG_ROWS = {
-    (te, tr): np.array(((te or tr,), (te,), (tr,)), dtype=bool)
-    for te in (False, True)
-    for tr in (False, True)
-}
+# the flags of a one-element done level, copied per step (three small copies cost less than
+# one copy split by ``unbind``)
+_FLAG = {False: np.zeros((1,), dtype=bool), True: np.ones((1,), dtype=bool)}
 
 
 class _Leaf:
@@ -324,10 +320,33 @@ class OutputPlan:
         if flags and self.root_flags:
             ended = self._root_flags(out, data, size, where)
         tensor = self.tensor
-        for key, value in out.items():
-            if key in data:
-                continue
-            data[key] = tensor(key, value, batch, where)
+        if batch is None and self.on_cpu:
+            # the common entries inline: an array of the spec's dtype and shape, a scalar
+            leaves = self.leaves
+            for key, value in out.items():
+                if key in data:
+                    continue
+                leaf = leaves.get(key)
+                if leaf is not None:
+                    kind = type(value)
+                    if kind is np.ndarray:
+                        if (
+                            value.shape == leaf.shape_tuple
+                            and value.dtype == leaf.np_dtype
+                            and value.flags.writeable
+                        ):
+                            data[key] = from_numpy(value)
+                            continue
+                    elif leaf.one and (kind is float or kind is int or kind is bool):
+                        scalar = np.array(value, dtype=leaf.np_dtype)
+                        data[key] = from_numpy(scalar.reshape(leaf.shape_tuple))
+                        continue
+                data[key] = tensor(key, value, None, where)
+        else:
+            for key, value in out.items():
+                if key in data:
+                    continue
+                data[key] = tensor(key, value, batch, where)
         if self.flat:
             td = new_td(data, size, self.device)
         else:
@@ -346,9 +365,11 @@ class OutputPlan:
         trunc = out.get("truncated")
         if done is None and type(term) is bool and type(trunc) is bool and self.one_flag:
             # the common case of one env (gymnasium's terminated and truncated), first
-            rows = from_numpy(_FLAG_ROWS[(term, trunc)].copy())
-            data["done"], data["terminated"], data["truncated"] = rows.unbind(0)
-            return term or trunc
+            ended = term or trunc
+            data["done"] = from_numpy(_FLAG[ended].copy())
+            data["terminated"] = from_numpy(_FLAG[term].copy())
+            data["truncated"] = from_numpy(_FLAG[trunc].copy())
+            return ended
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
             zeros = from_numpy(np.zeros((3, *shape), dtype=bool))
@@ -357,8 +378,9 @@ class OutputPlan:
         if self.one_flag and _all_scalars(done, term, trunc):
             te = bool(term) if term is not None else bool(done) and not bool(trunc)
             tr = bool(trunc) if trunc is not None else False
-            rows = from_numpy(_FLAG_ROWS[(te, tr)].copy())
-            data["done"], data["terminated"], data["truncated"] = rows.unbind(0)
+            data["done"] = from_numpy(_FLAG[te or tr].copy())
+            data["terminated"] = from_numpy(_FLAG[te].copy())
+            data["truncated"] = from_numpy(_FLAG[tr].copy())
             if done is not None and bool(done) != (te or tr):
                 raise SpecMismatchError(
                     "done", "terminated | truncated", f"done={bool(done)}", where=self.owner

@@ -110,6 +110,7 @@ class EnvBase(StepPipeline, metaclass=_EnvMeta):
         self.allow_done_after_reset = allow_done_after_reset
         self._closed = False
         self._writes_arrays = writes_arrays(type(self))
+        self._fuses_resets = type(self)._step_reset_arrays is not StepPipeline._step_reset_arrays
         self._ended = None
         self._auto_reset_cache = None
         self._keys_cache: EnvKeys | None = None

@@ -87,6 +87,8 @@ class StepPipeline(EnvHooks):
     allow_done_after_reset: bool
     #: whether the env's class writes the array-level hooks (set by EnvBase.__init__)
     _writes_arrays: bool = True
+    #: whether it writes its own ``_step_reset_arrays`` (set by EnvBase.__init__)
+    _fuses_resets: bool = False
     #: ``None``, or what ended and was not reset yet: ``True`` (an unbatched env) or the bool
     #: mask of the rows
     _ended: Any = None
@@ -349,8 +351,11 @@ class StepPipeline(EnvHooks):
             >>> data["next", "done"].squeeze(-1).tolist(), td["observation"].squeeze(-1).tolist()
             ([False, False], [1, 1])
         """
-        keys = self._open_keys("step")
-        if self.batch_locked and fast_batch_size(tensordict) != self._batch_size:
+        if self._closed:
+            self._refuse_closed("step")
+        keys = self.env_keys
+        batch = fast_batch_size(tensordict)
+        if batch != self._batch_size and self.batch_locked:
             self._check_batch(tensordict, "step")
         self._check_actions(tensordict, keys)
         # one pass through the backend (step, then reset what ended) where it can: an
@@ -359,11 +364,14 @@ class StepPipeline(EnvHooks):
             self._writes_arrays
             and keys.single_level
             and not self.auto_reset
-            and fast_batch_size(tensordict) == self._batch_size
+            and batch == self._batch_size
         )
         next_td, ended, first = self._run_step(tensordict, keys, fused)
-        _set_next(tensordict, next_td)
-        next_input = self.step_mdp(tensordict)
+        if fused:  # the output has the env's batch size, which is the input's
+            fast_set(tensordict, "next", next_td)
+        else:
+            _set_next(tensordict, next_td)
+        next_input = self._next_input(tensordict, keys)
         if not fused:
             self.maybe_reset(next_input)
         elif ended is not False:
@@ -393,7 +401,15 @@ class StepPipeline(EnvHooks):
             self._refuse_ended(rows)
         # 3. backend and 4. done flags
         first = None
-        if rows is None:
+        if rows is None and fused:  # the common case, without the general dispatch below
+            plan = keys.outputs
+            inputs = _inputs(tensordict, keys.input_keys, plan.on_cpu)
+            if self._fuses_resets:
+                out, first = self._step_reset_arrays(inputs, None)
+            else:
+                out = self._step_arrays(inputs, None)
+            next_td, ended = plan.build(out)
+        elif rows is None:
             next_td, ended, first = self._backend_step(tensordict, None, keys, fused)
         elif not bool(rows.any()):
             next_td, ended = self._zero_step(tensordict, keys), False
@@ -577,7 +593,9 @@ class StepPipeline(EnvHooks):
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:
         """The input of the next step: ``tensordict["next"]`` without rewards, plus the root
         entries that are neither actions nor found under ``"next"`` (e.g. a policy's state)."""
-        keys = self.env_keys
+        return self._next_input(tensordict, self.env_keys)
+
+    def _next_input(self, tensordict: TensorDictBase, keys: EnvKeys) -> TensorDictBase:
         next_td = fast_get(tensordict, "next")
         exclude = keys.mdp_exclude
         actions = keys.action_set
