@@ -43,6 +43,7 @@ import hub
 from hub.specs import Composite
 from hub_gym.compat.vector import DISABLED, NEXT_STEP, SAME_STEP
 from hub_gym.encoding import make_observation_encoder
+from hub_gym.row_steps import can_step_rows, step_rows
 
 if TYPE_CHECKING:
     from hub_gym.env import GymWrapper
@@ -107,6 +108,8 @@ class VectorRunner:
             self.obs_dtype = torch.empty(0, dtype=dtype).numpy().dtype
             self.obs_shape = (self.n, *single_spec["observation"].shape)
         self.seed_kwargs: dict[str, Any] = {}  # the next reset's seed (see seed())
+        # partial steps ("_step") step only the marked sub-envs (hub_gym.row_steps)
+        self.row_steps = can_step_rows(env, self.mode)
 
     # ------------------------------------------------------------------ seeding and resets
     def seed(self, seed: int | None) -> None:
@@ -257,7 +260,7 @@ class VectorRunner:
             "done": torch.from_numpy(zeros.copy()),
         }
 
-    def _check_pending(self, tensordict: TensorDictBase) -> None:
+    def _check_pending(self, tensordict: TensorDictBase, hidden_reset: bool = True) -> None:
         step_mask = tensordict.get("_step", None)
         stepped = self.pending.copy()
         if step_mask is not None:
@@ -272,16 +275,22 @@ class VectorRunner:
         # the finished sub-envs are skipped ("_step" is False): restart them, hidden, so that
         # the vector env can step; they stay pending and are reset again when hub asks
         skipped = self.pending
-        if self.mode == DISABLED:
+        if self.mode == DISABLED and hidden_reset:
             self.compat.partial_reset(self.env, skipped.copy())
         self.cache_valid[skipped] = False
 
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
         """Step every sub-env; the data of finished episodes ends with their true last step."""
+        rows = self._step_rows(tensordict)
         if self.any_pending:
-            self._check_pending(tensordict)
+            self._check_pending(tensordict, hidden_reset=rows is None)
         action = self.read_action(tensordict.get("action"))
         env_step = self.env.step
+        if rows is not None:  # only the marked sub-envs: the others are not touched
+
+            def env_step(action: Any) -> Any:
+                return step_rows(self.env, action, rows)
+
         obs, reward, terminated, truncated, info = self.step_output(env_step(action))
         done = np.logical_or(terminated, truncated)
         any_done = bool(done.any())
@@ -305,6 +314,14 @@ class VectorRunner:
         out["truncated"] = torch.from_numpy(np.array(truncated, dtype=bool).reshape(n, 1))
         out["done"] = torch.from_numpy(done.reshape(n, 1).copy())
         return self._output(out, info)
+
+    def _step_rows(self, tensordict: TensorDictBase) -> np.ndarray | None:
+        """The ``"_step"`` mask when it leaves sub-envs out and they can be left out."""
+        mask = tensordict.get("_step", None) if self.row_steps else None
+        if mask is None:
+            return None
+        rows = mask.reshape(self.n).cpu().numpy()
+        return None if rows.all() else rows
 
     def _episode_ends(self, done: np.ndarray, out: dict[str, Any], info: Any) -> None:
         """Record finished sub-envs; in same-step mode, swap in their true last observations."""
