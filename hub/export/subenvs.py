@@ -16,7 +16,7 @@ Example:
     >>> subs = SubEnvs(hub.make_env("hub:Counting", num_envs=3, batching="serial"))
     >>> subs.set_attr("tag", 7, [2])
     >>> subs.get_attr("max_steps", [0, 1])
-    [100, 100]
+    [10, 10]
     >>> subs.get_attr("tag", [2])
     [7]
 """
