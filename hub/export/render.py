@@ -6,7 +6,12 @@ A hub env renders when it has one of:
   EnvPool and dm_control plugins' envs);
 * a ``render(tensordict)`` method of its own (hub's built-in Pendulum), called once per
   sub-env for batched envs;
-* sub-envs that render, in a ``SerialEnv`` / ``ParallelEnv`` (called in each worker).
+* sub-envs that render, in a ``SerialEnv`` / ``ParallelEnv`` (called in each worker);
+* a ``TransformedEnv`` renders its base env (the frames are the simulator's, not the
+  transformed observations).
+
+Frames come with the env's batch dims first: ``(H, W, 3)`` for an env of batch size ``[]``
+(an EnvPool pool of one env included), ``(N, H, W, 3)`` for ``[N]``.
 
 An env that can switch rendering on after it was built has ``set_render_mode(mode)``; the
 exports call it, so ``render_mode="rgb_array"`` given to ``make_env``, to the export, or to
@@ -45,8 +50,20 @@ def _batched(env: Any) -> bool:
     return _own(env, "call") and "num_workers" in vars(env)
 
 
+def _renderer(env: Any) -> Any:
+    """The env that renders for ``env``: ``env`` itself, or the base env below a
+    ``TransformedEnv``'s transforms."""
+    while not (_own(env, "render_frames") or _own(env, "render") or _batched(env)):
+        base = getattr(type(env), "base_env", None)
+        if not isinstance(base, property):
+            break
+        env = env.base_env
+    return env
+
+
 def can_render(env: Any) -> bool:
     """Whether :func:`frames` can get frames from ``env``."""
+    env = _renderer(env)
     return _own(env, "render_frames") or _own(env, "render") or _batched(env)
 
 
@@ -60,6 +77,7 @@ def enable_rendering(env: Any, render_mode: str | None) -> None:
             f"render_mode={render_mode!r} is not supported by hub's exports; the modes are "
             f"{list(RENDER_MODES)} (frames are arrays; show them with your own viewer)."
         )
+    env = _renderer(env)
     if not can_render(env):
         raise HubError(
             f"{type(env).__name__} cannot render: it has neither render_frames() nor render(). "
@@ -86,6 +104,14 @@ def frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
 
     ``tensordict`` is the env's current data (stateless envs draw their state from it).
     """
+    batch = tuple(env.batch_size)
+    out = _frames(_renderer(env), tensordict)
+    if out.ndim == len(batch) + 4 and out.shape[0] == 1:  # one env, rendered as a batch of one
+        out = out[0]
+    return out
+
+
+def _frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
     if _own(env, "render_frames"):
         return _array(env.render_frames(tensordict))
     if _own(env, "render"):
@@ -99,8 +125,11 @@ def frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
         return out.reshape(batch + out.shape[1:])
     if _batched(env):
         try:
+            if isinstance(getattr(type(env), "envs", None), property):  # sub-envs in process
+                rows = [None] * len(env.envs) if tensordict is None else tensordict.unbind(0)
+                return np.stack([frames(sub, row) for sub, row in zip(env.envs, rows)])
             return np.stack([_array(f) for f in env.call("render_frames")])
-        except (AttributeError, HubError) as exc:
+        except (AttributeError, ValueError, HubError) as exc:
             raise HubError(
                 f"the sub-envs of {type(env).__name__} cannot render ({exc}): their envs need "
                 "render_frames() (gym, gymnasium, dm_control envs have it)."

@@ -41,7 +41,9 @@ class PendulumEnv(EnvBase):
         g: gravity.
         max_steps: episodes are truncated after this many steps.
         from_pixels: add a ``"pixels"`` observation (an RGB image of the pendulum).
-        pixels_size: the image's height and width.
+        pixels_size: the image's height and width (of the ``"pixels"`` entry and of frames).
+        render_mode: ``"rgb_array"`` (or ``None``), as gymnasium's ``render_mode``: then
+            :meth:`render_frames` gives RGB frames, and the exports' ``render()`` too.
         batch_size: the default batch size (inputs of any batch size are accepted).
         device: where the tensors live.
         **kwargs: the other :class:`hub.EnvBase` arguments.
@@ -61,6 +63,7 @@ class PendulumEnv(EnvBase):
         *,
         from_pixels: bool = False,
         pixels_size: int = 64,
+        render_mode: str | None = None,
         batch_size: Sequence[int] = (),
         device: Any = None,
         **kwargs: Any,
@@ -70,6 +73,7 @@ class PendulumEnv(EnvBase):
         self.max_steps = int(max_steps)
         self.from_pixels = from_pixels
         self.pixels_size = pixels_size
+        self.set_render_mode(render_mode)
         bs = self.batch_size
         high = torch.tensor([1.0, 1.0, self.max_speed])
         state = Composite(
@@ -138,6 +142,27 @@ class PendulumEnv(EnvBase):
             self.rng.seed()
         else:
             self.rng.manual_seed(int(seed))
+
+    def set_render_mode(self, mode: str | None) -> None:
+        """Render in ``mode`` (``"rgb_array"``, or ``None``: no frames)."""
+        if mode not in (None, "rgb_array"):
+            raise ValueError(
+                f"PendulumEnv renders RGB frames: render_mode='rgb_array' (or None), not {mode!r}."
+            )
+        self.render_mode = mode
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
+        """RGB frames (``uint8``) of the pendulums in ``tensordict``, batch dims first:
+        ``(H, W, 3)`` for one env, ``(*batch, H, W, 3)`` for a batch.
+
+        Example:
+            >>> env = PendulumEnv(render_mode="rgb_array")
+            >>> env.render_frames(env.reset()).shape
+            torch.Size([64, 64, 3])
+        """
+        if tensordict is None:
+            raise ValueError("PendulumEnv is stateless: pass the tensordict to render.")
+        return _draw(tensordict["th"], self.pixels_size)
 
     def render(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
         """An RGB image (``uint8``, height x width x 3) of the pendulum in ``tensordict``
