@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hub.export import render as _render
-from hub.export.codec import make_buffer_writer, make_obs_reader
+from hub.export.codec import make_buffer_writer, make_obs_reader, observation_space
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
 from hub.specs import Bounded, Unbounded
@@ -46,16 +46,11 @@ class HubGymnasiumEnv(gymnasium.Env):
         self.render_mode = render_mode
         spec = env.full_observation_spec
         self._keys = list(keys)
-        if len(self._keys) == 1:
-            self.observation_space = spec_to_space(spec[self._keys[0]])
-        else:
-            self.observation_space = gymnasium.spaces.Dict(
-                {_name(k): spec_to_space(spec[k]) for k in self._keys}
-            )
+        self.observation_space = observation_space(spec, self._keys)
         self._stepper = Stepper(env)
         action_spec = env.full_action_spec[self._stepper.action_key]
         self.action_space = spec_to_space(action_spec)
-        self._read_td = make_obs_reader(spec, self._keys, batched=False)
+        self._read_td = make_obs_reader(spec, self._keys, batched=False, as_tuple=True)
         self._read_obs = self._read_td_current
         single = len(self._keys) == 1 and isinstance(spec[self._keys[0]], (Bounded, Unbounded))
         if self._stepper.fast:

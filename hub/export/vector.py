@@ -39,7 +39,12 @@ from packaging.version import Version
 
 from hub.errors import HubError
 from hub.export import render as _render
-from hub.export.codec import make_action_writer, make_buffer_writer, make_obs_reader
+from hub.export.codec import (
+    make_action_writer,
+    make_buffer_writer,
+    make_obs_reader,
+    observation_space,
+)
 from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
@@ -125,12 +130,7 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         spec = env.full_observation_spec
         single = spec[0]
         keys = list(keys)
-        if len(keys) == 1:
-            self.single_observation_space = spec_to_space(single[keys[0]])
-        else:
-            self.single_observation_space = gymnasium.spaces.Dict(
-                {k if isinstance(k, str) else "/".join(k): spec_to_space(single[k]) for k in keys}
-            )
+        self.single_observation_space = observation_space(single, keys)
         self._stepper = stepper = Stepper(env)
         action_spec = env.full_action_spec[stepper.action_key]
         self.single_action_space = spec_to_space(action_spec[0])
@@ -146,7 +146,7 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         }
         if _HAS_MODES:
             self.metadata["autoreset_mode"] = self.autoreset_mode
-        self._read_td = make_obs_reader(spec, keys, batched=True)
+        self._read_td = make_obs_reader(spec, keys, batched=True, as_tuple=True)
         if stepper.fast:
             self._write_action = make_buffer_writer(action_spec, stepper.td.get(stepper.action_key))
         else:
@@ -387,4 +387,6 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
 def _row(obs: Any, index: int) -> Any:
     if isinstance(obs, dict):
         return {k: v[index] for k, v in obs.items()}
+    if isinstance(obs, tuple):
+        return tuple(v[index] for v in obs)
     return obs[index]

@@ -20,11 +20,17 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict
+from tensordict import NonTensorStack, TensorDict
 
 from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
 
-__all__ = ["make_encoder", "make_observation_encoder", "array_encoder", "Encoder"]
+__all__ = [
+    "make_encoder",
+    "make_observation_encoder",
+    "array_encoder",
+    "non_tensor_rows_encoder",
+    "Encoder",
+]
 
 Encoder = Callable[[Any], Any]
 
@@ -44,7 +50,30 @@ def make_encoder(space: Any, spec: TensorSpec) -> Encoder:
         return _discrete_encoder(spec, int(getattr(space, "start", 0)))
     if kind == "Sequence" and not isinstance(spec, NonTensor):
         return _sequence_encoder(spec)
+    if isinstance(spec, NonTensor) and len(spec.shape) == 1:
+        return non_tensor_rows_encoder(spec)
     return spec.encode
+
+
+def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
+    """One Python value per sub-env (a vector env's ``Text``, ``Sequence``, ``Graph``... values,
+    which gymnasium batches as tuples) -> a ``NonTensorStack`` with a value per row, so that a
+    partial reset can replace some rows.
+
+    Example:
+        >>> encode = non_tensor_rows_encoder(NonTensor(shape=(2,)))
+        >>> encode(("go left", "go right")).tolist()
+        ['go left', 'go right']
+    """
+    rows = int(spec.shape[0])
+
+    def encode(value: Any) -> Any:
+        values = list(value) if isinstance(value, (list, tuple, np.ndarray)) else None
+        if values is None or len(values) != rows:
+            return spec.encode(value)
+        return NonTensorStack.from_list(values)
+
+    return encode
 
 
 def array_encoder(spec: TensorSpec) -> Encoder:
