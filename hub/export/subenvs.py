@@ -28,7 +28,7 @@ from typing import Any
 
 from hub.errors import HubError
 
-__all__ = ["SubEnvs"]
+__all__ = ["SubEnvs", "backend_attr", "backend_env"]
 
 
 def _foreign(env: Any) -> Any:
@@ -36,6 +36,43 @@ def _foreign(env: Any) -> Any:
     from hub.envs.wrapper import EnvWrapper
 
     return vars(env).get("_env") if isinstance(env, EnvWrapper) else None
+
+
+def backend_env(env: Any) -> Any:
+    """The backend's env object under a hub env (a gym env for the gym namespaces), looking
+    through ``TransformedEnv``s; ``None`` for hub's own envs.
+
+    Example:
+        >>> import hub
+        >>> backend_env(hub.make_env("hub:Counting")) is None
+        True
+    """
+    while True:
+        inner = _foreign(env)
+        if inner is not None:
+            return inner
+        base = getattr(type(env), "base_env", None)
+        if not isinstance(base, property):
+            return None
+        env = env.base_env
+
+
+def backend_attr(env: Any, name: str) -> Any:
+    """The attribute ``name`` of the backend's env under the hub env ``env``: through the hub
+    env's own forwarding and the gym wrappers for public names, on the innermost (unwrapped)
+    backend env for names starting with ``_`` (``_frameskip``...). Raises ``AttributeError``.
+
+    Example:
+        >>> import hub
+        >>> backend_attr(hub.make_env("gymnasium:CartPole-v1"), "gravity")
+        9.8
+    """
+    inner = backend_env(env)
+    if inner is None or name.startswith("__"):
+        raise AttributeError(name)
+    if name.startswith("_"):
+        return getattr(getattr(inner, "unwrapped", inner), name)
+    return _read(inner, name)
 
 
 def _read(env: Any, name: str) -> Any:
@@ -80,6 +117,10 @@ class SubEnvs:
         self.env = env
         self.single = tuple(env.batch_size) == ()
         self.num_envs = 1 if self.single else int(env.batch_size[0])
+
+    def objects(self) -> list[Any] | None:
+        """The sub-env objects when they live in this process (else ``None``)."""
+        return self._objects()
 
     def _objects(self) -> list[Any] | None:
         """The sub-env objects, when they live in this process."""

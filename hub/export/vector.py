@@ -48,7 +48,7 @@ from hub.export.codec import (
 from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
-from hub.export.subenvs import SubEnvs
+from hub.export.subenvs import SubEnvs, backend_env
 
 # loaded on demand: only to_gymnasium imports this module
 gymnasium = importlib.import_module("gymnasium")
@@ -179,6 +179,45 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
             return {}
         return {k: v for k, v in metadata.items() if k not in ("render_modes", "autoreset_mode")}
 
+    def _sub_env_generators(self, name: str) -> tuple[Any, ...] | None:
+        """``name`` (``np_random`` or ``np_random_seed``) of each sub-env when they are
+        gymnasium envs in this process (as a ``SyncVectorEnv`` gives them), else ``None``."""
+        if _VERSION < Version("1.0"):
+            return None
+        objects = self._subenvs.objects()
+        if objects is None or not all(
+            backend_env(o) is not None or hasattr(o, "unwrapped") for o in objects
+        ):
+            return None
+        try:
+            return tuple(self._subenvs.get_attr(name))
+        except (AttributeError, HubError):
+            return None
+
+    @property
+    def np_random(self) -> Any:
+        """The sub-envs' generators (a tuple, as ``SyncVectorEnv``'s) when they are gymnasium
+        envs of this process; else this env's own generator (``VectorEnv``'s)."""
+        generators = self._sub_env_generators("np_random")
+        if generators is not None:
+            return generators
+        if getattr(self, "_np_random", None) is None:
+            self._seed_np_random(None)
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: Any) -> None:
+        self._np_random = value
+
+    @property
+    def np_random_seed(self) -> Any:
+        """The sub-envs' seeds (a tuple, as ``SyncVectorEnv``'s) when they are gymnasium envs of
+        this process; else the seed given to ``reset``."""
+        seeds = self._sub_env_generators("np_random_seed")
+        if seeds is not None:
+            return seeds
+        return getattr(self, "_np_random_seed", None)
+
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """The attribute ``name`` of each sub-env (gymnasium's ``VectorEnv.get_attr``)."""
         return tuple(self._subenvs.get_attr(name))
@@ -236,7 +275,7 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         self._started = True
         return self._read_td(self._stepper.td), self._info.vector(self._stepper.td, mask)
 
-    def _seed_np_random(self, seed: int) -> None:
+    def _seed_np_random(self, seed: int | None) -> None:
         self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
 
     def _check_mask(self, mask: Any) -> np.ndarray:

@@ -30,7 +30,27 @@ import numpy as np
 import hub
 from hub.batching import AsyncCallError
 
-__all__ = ["PendingResets", "AsyncBook"]
+__all__ = ["PendingResets", "AsyncBook", "restart_mask"]
+
+
+def restart_mask(
+    pending: PendingResets, ids: np.ndarray, last_action: np.ndarray | None
+) -> np.ndarray:
+    """Which envs of ``ids`` ended an episode that EnvPool will restart itself when sent a step
+    (its own autoreset; the action is ignored): those marked pending by a step since the last
+    full reset. The others (never started, or reset in the middle of an episode) need EnvPool's
+    ``reset``.
+
+    Example:
+        >>> pending = PendingResets(3)
+        >>> pending.clear(None)
+        >>> pending.mark(np.array([False, True, False]))
+        >>> restart_mask(pending, np.array([1, 2]), np.zeros(3)).tolist()
+        [True, False]
+    """
+    if last_action is None or not pending.started:
+        return np.zeros(len(ids), dtype=bool)
+    return pending.mask[ids].copy()
 
 
 class PendingResets:
