@@ -109,3 +109,19 @@ def test_text_observations_through_native_partial_resets(text_env_id) -> None:
         assert out["next"].get("mission").tolist() == last  # the episodes' true last steps
         assert td.get("mission").tolist() == list(obs["mission"])  # then the new first ones
     assert partial > 0
+
+
+@pytest.mark.parametrize("batching", ["native", "serial"])
+def test_text_observations_through_batches_and_rollouts(text_env_id, batching: str) -> None:
+    env = hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, batching=batching, seed=0)
+    data = env.rollout(12, break_when_any_done=False)
+    first = data.get("mission").tolist()
+    last = data.get(("next", "mission")).tolist()
+    done = data.get(("next", "done")).reshape(2, 12).tolist()
+    for row in range(2):
+        for t in range(12):
+            # each step adds a "!" to the mission of its own episode, row by row
+            assert last[row][t] == first[row][t] + "!"
+            if t + 1 < 12 and not done[row][t]:
+                assert first[row][t + 1] == last[row][t]
+    assert any(any(row) for row in done)
