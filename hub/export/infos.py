@@ -50,11 +50,9 @@ def info_keys(env: Any) -> list[tuple[str, ...]]:
 
 
 def _value(tensor: Any) -> Any:
+    """A numpy copy of a tensor (the exported info outlives the next step's buffers)."""
     if isinstance(tensor, torch.Tensor):
-        array = tensor.detach().cpu().numpy().copy()
-        # one-element event dims (an int per env stored as shape (1,)) are dropped, as the
-        # backend gives them
-        return array
+        return tensor.detach().cpu().numpy().copy()
     return tensor
 
 
@@ -76,7 +74,7 @@ class InfoReader:
                 continue
             array = _value(value)
             if isinstance(array, np.ndarray) and batch is not None:
-                if array.ndim == 2 and array.shape[1] == 1:
+                if array.ndim == 2 and array.shape[1] == 1:  # a number per env kept as [N, 1]
                     array = array.reshape(batch)
             elif isinstance(array, np.ndarray) and array.shape == (1,):
                 array = array.reshape(())

@@ -58,6 +58,7 @@ class HubGymnasiumEnv(gymnasium.Env):
         self.observation_space = observation_space(spec, self._keys)
         self._stepper = Stepper(env)
         self._info = InfoReader(info_keys(env))
+        self._has_info = bool(self._info)
         backend_spec = backend_env(env)
         backend_spec = getattr(backend_spec, "spec", None)
         if type(backend_spec).__name__ == "EnvSpec":
@@ -133,7 +134,7 @@ class HubGymnasiumEnv(gymnasium.Env):
             self.hub_env.set_seed(int(seed))
         self._stepper.reset(**({"options": options} if options else {}))
         self._started = True
-        return self._read_obs(), self._info.single(self._stepper.td) if self._info else {}
+        return self._read_obs(), self._info.single(self._stepper.td) if self._has_info else {}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """Apply ``action``; returns ``(obs, reward, terminated, truncated, info)``."""
@@ -149,14 +150,14 @@ class HubGymnasiumEnv(gymnasium.Env):
                     float(self._reward_view[0]),
                     bool(self._term_view[0]),
                     bool(self._trunc_view[0]),
-                    self._info.single(stepper.td) if self._info else {},
+                    self._info.single(stepper.td) if self._has_info else {},
                 )
             return (
                 self._read_obs(),
                 float(self._reward_view.sum()),
                 bool(self._term_view.any()),
                 bool(self._trunc_view.any()),
-                self._info.single(stepper.td) if self._info else {},
+                self._info.single(stepper.td) if self._has_info else {},
             )
         stepper.td.set(stepper.action_key, self._encode_action(action))
         nxt = stepper.step()
@@ -166,7 +167,7 @@ class HubGymnasiumEnv(gymnasium.Env):
             float(nxt.get(stepper.reward_key).sum()),
             bool(nxt.get("terminated").any()),
             bool(nxt.get("truncated").any()),
-            self._info.single(nxt) if self._info else {},
+            self._info.single(nxt) if self._has_info else {},
         )
 
     def render(self) -> Any:
