@@ -6,7 +6,8 @@ as it is, that would be a transition whose action was ignored. hub never exposes
 
 * sync mode: the step that ends an episode returns its true last observation. The env is then
   *pending*: hub resets it when asked (``reset`` with ``"_reset"``, which
-  ``step_and_maybe_reset`` and ``rollout`` do), by EnvPool's reset of exactly those env ids; the
+  ``step_and_maybe_reset`` and ``rollout`` do), by sending exactly those env ids a step, which
+  EnvPool answers by restarting them as its own autoreset does (:func:`restart_mask`); the
   next step then acts normally. Stepping a pending env is an error, as in every hub env.
   :class:`PendingResets` keeps the books.
 * async mode (``step_send`` / ``step_fetch``): sending anything to a finished env resets it, so

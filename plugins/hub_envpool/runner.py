@@ -6,7 +6,8 @@ and turns the arrays into tensors with :func:`torch.from_numpy`: EnvPool allocat
 for every output (hub checks this in its tests), so no copy is needed. No spec work, no dict
 rebuilding from EnvPool's Python layer, no per-env Python loop on the step path.
 
-A step of every env that ends episodes sends the reset of those envs at once, before it returns
+A step of every env that ends episodes sends the restart of those envs at once (a step to
+them: EnvPool's own autoreset), before it returns
 (:meth:`PoolRunner.step`): EnvPool's threads reset them while hub builds the step's output and the
 next input, and the reset that follows (:meth:`PoolRunner.reset_ended`, or any reset of those
 envs) only collects the result. Any other call first collects it and keeps it for the reset of
