@@ -5,17 +5,12 @@ sub-env left out keeps its state, and its generator draws nothing. For a gymnasi
 ``SyncVectorEnv`` in next-step or disabled autoreset mode, :func:`step_rows` steps the marked
 sub-envs one by one through ``env.envs[i].step`` and keeps the vector env's own bookkeeping
 (its observations, rewards, flags, autoreset marks and ``_key``-masked infos) as its ``step``
-would for those rows.
+would for those rows (``tests/export/test_drop_in.py`` runs it on a
+``SyncVectorEnv``).
 
 Example:
-    >>> import gymnasium as gym, numpy as np
-    >>> from gymnasium.vector import AutoresetMode
-    >>> env = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2,
-    ...                                autoreset_mode=AutoresetMode.DISABLED)
-    >>> first, _ = env.reset(seed=0)
-    >>> obs, reward, *_ = step_rows(env, np.array([1, 1]), np.array([True, False]))
-    >>> bool((obs[1] == first[1]).all()), reward.tolist()
-    (True, [1.0, 0.0])
+    >>> can_step_rows(object(), "disabled")
+    False
 """
 
 from __future__ import annotations
@@ -26,7 +21,15 @@ import numpy as np
 
 __all__ = ["can_step_rows", "step_rows"]
 
-_STATE = ("envs", "_env_obs", "_rewards", "_terminations", "_truncations", "_autoreset_envs")
+_STATE = (
+    "envs",
+    "_observations",
+    "_rewards",
+    "_terminations",
+    "_truncations",
+    "_autoreset_envs",
+    "_add_info",
+)
 
 
 def can_step_rows(env: Any, mode: str) -> bool:
@@ -50,8 +53,13 @@ def step_rows(
 ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
     """Step the sub-envs of ``rows`` (a bool array) with their ``actions``; the others keep
     their observation and get reward 0 and no flag. Returns the vector env's 5-tuple."""
+    from copy import deepcopy
+
     from gymnasium.vector.utils import concatenate, iterate
 
+    env_obs = getattr(env, "_env_obs", None)  # gymnasium >= 1.1 keeps each sub-env's own
+    if env_obs is None:  # gymnasium 1.0: the rows of the last batch
+        env_obs = deepcopy(list(iterate(env.single_observation_space, env._observations)))
     rewards = np.zeros(env.num_envs, dtype=np.float64)
     terminated = np.zeros(env.num_envs, dtype=bool)
     truncated = np.zeros(env.num_envs, dtype=bool)
@@ -60,16 +68,14 @@ def step_rows(
         if not rows[index]:
             continue
         obs, reward, term, trunc, info = env.envs[index].step(action)
-        env._env_obs[index] = obs
+        env_obs[index] = obs
         env._rewards[index] = rewards[index] = reward
         env._terminations[index] = terminated[index] = term
         env._truncations[index] = truncated[index] = trunc
         env._autoreset_envs[index] = term or trunc
         infos = env._add_info(infos, info, index)
-    env._observations = concatenate(env.single_observation_space, env._env_obs, env._observations)
+    env._observations = concatenate(env.single_observation_space, env_obs, env._observations)
     observations = env._observations
     if getattr(env, "copy", True):
-        from copy import deepcopy
-
         observations = deepcopy(observations)
     return observations, rewards, terminated, truncated, infos

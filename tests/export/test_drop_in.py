@@ -168,7 +168,7 @@ def test_vector_api_as_gymnasium() -> None:
         venv.reset(seed=0)
         assert venv.get_attr("gravity") == (9.8, 9.8, 9.8)
         venv.set_attr("gravity", [1.0, 2.0, 3.0])
-        assert venv.call("get_wrapper_attr", "gravity") == (1.0, 2.0, 3.0)
+        assert venv.call("gravity") == (1.0, 2.0, 3.0)  # an attribute: its value
         venv.set_attr("gravity", 4.0)
         assert venv.get_attr("gravity") == (4.0,) * 3
         with pytest.raises(ValueError):
@@ -182,3 +182,20 @@ def test_vector_api_as_gymnasium() -> None:
         assert env.np_random_seed == raw.np_random_seed == (7, 8, 9)
         for mine, theirs in zip(env.np_random, raw.np_random):
             assert mine.bit_generator.state == theirs.bit_generator.state
+
+
+@pytest.mark.skipif(gymnasium.__version__ < "1", reason="SyncVectorEnv's bookkeeping of 1.x")
+def test_step_rows_leaves_the_other_sub_envs_untouched() -> None:
+    from hub_gym.row_steps import can_step_rows, step_rows
+
+    env = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3)
+    assert can_step_rows(env, "next_step") and not can_step_rows(env, "same_step")
+    first, _ = env.reset(seed=0)
+    states = [e.unwrapped.state.copy() for e in env.envs]
+    obs, reward, terminated, truncated, _ = step_rows(
+        env, np.array([1, 1, 1]), np.array([True, False, True])
+    )
+    np.testing.assert_array_equal(obs[1], first[1])
+    assert reward.tolist() == [1.0, 0.0, 1.0] and not terminated.any() and not truncated.any()
+    np.testing.assert_array_equal(env.envs[1].unwrapped.state, states[1])
+    assert not np.array_equal(env.envs[0].unwrapped.state, states[0])
