@@ -59,7 +59,7 @@ def step_rows(
 
     env_obs = getattr(env, "_env_obs", None)  # gymnasium >= 1.1 keeps each sub-env's own
     if env_obs is None:  # gymnasium 1.0: the rows of the last batch
-        env_obs = deepcopy(list(iterate(env.single_observation_space, env._observations)))
+        env_obs = deepcopy(list(iterate(env.observation_space, env._observations)))
     rewards = np.zeros(env.num_envs, dtype=np.float64)
     terminated = np.zeros(env.num_envs, dtype=bool)
     truncated = np.zeros(env.num_envs, dtype=bool)

@@ -134,7 +134,7 @@ class VectorRunner:
             kwargs = {**self.seed_kwargs, **kwargs}
             self.seed_kwargs = {}
             mask = None
-        if mask is None or mask.all() or self.last is None:
+        if mask is None or self.last is None or (mask.all() and not self._all_cached(mask)):
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
             self._clear(np.ones(self.n, dtype=bool))
@@ -148,6 +148,11 @@ class VectorRunner:
             not_done.clone(),
         )
         return self._output(out, info)
+
+    def _all_cached(self, mask: np.ndarray) -> bool:
+        """Whether every sub-env of ``mask`` ended its episode and already started the next
+        one itself (same-step mode): its reset is that first observation, not a new draw."""
+        return bool((self.pending & self.cache_valid)[mask].all())
 
     def _output(self, out: dict[str, Any], info: Any) -> TensorDictBase:
         """The tensordict of a reset or step output, on the env's device, with the info
