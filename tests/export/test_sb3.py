@@ -96,7 +96,7 @@ def test_get_attr_set_attr_env_method_with_indices_as_dummy_vec_env() -> None:
         assert venv.get_attr("custom") == [5, 8, 5]
         assert venv.env_method("get_wrapper_attr", "custom", indices=[2]) == [5]
         # a method runs on the sub-envs of indices only
-        venv.env_method("set_wrapper_attr", "y", 3, indices=1)
+        venv.env_method("__setattr__", "y", 3, indices=1)
         assert venv.get_attr("y", indices=[1]) == [3]
         with pytest.raises(AttributeError):
             venv.get_attr("y", indices=[0])
