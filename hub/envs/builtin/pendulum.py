@@ -21,10 +21,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
+from hub.errors import NoFramesError
 from hub.specs import Bounded, Composite, Unbounded
 
 __all__ = ["PendulumEnv"]
@@ -42,8 +44,9 @@ class PendulumEnv(EnvBase):
         max_steps: episodes are truncated after this many steps.
         from_pixels: add a ``"pixels"`` observation (an RGB image of the pendulum).
         pixels_size: the image's height and width (of the ``"pixels"`` entry and of frames).
-        render_mode: ``"rgb_array"`` (or ``None``), as gymnasium's ``render_mode``: then
-            :meth:`render_frames` gives RGB frames, and the exports' ``render()`` too.
+        render_mode: ``"rgb_array"`` or ``None``, taken as gymnasium's ``make`` takes it (the
+            env draws frames either way: :meth:`render_frames`); the exports' ``render()``
+            gives frames when it is ``"rgb_array"``.
         batch_size: the default batch size (inputs of any batch size are accepted).
         device: where the tensors live.
         **kwargs: the other :class:`hub.EnvBase` arguments.
@@ -109,20 +112,23 @@ class PendulumEnv(EnvBase):
             out["pixels"] = _draw(th, self.pixels_size)
         return out
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        batch = tensordict.batch_size if tensordict is not None else self.batch_size
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        batch = inputs.batch_size if inputs is not None else self.batch_size
         shape = batch + (1,)
         dev = self.device
         th = (torch.rand(shape, generator=self.rng, device=dev) * 2 - 1) * math.pi
         thdot = torch.rand(shape, generator=self.rng, device=dev) * 2 - 1
         count = torch.zeros(shape, dtype=torch.int64, device=dev)
-        return TensorDict(self._observe(th, thdot, count, batch), batch_size=batch)
+        return self._observe(th, thdot, count, batch)
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        th = tensordict["th"]
-        thdot = tensordict["thdot"]
-        count = tensordict["step_count"] + 1
-        u = tensordict["action"].clamp(-self.max_torque, self.max_torque)
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, torch.Tensor]:
+        dev = self.device
+        th = torch.as_tensor(inputs["th"], device=dev)
+        thdot = torch.as_tensor(inputs["thdot"], device=dev)
+        count = torch.as_tensor(inputs["step_count"], device=dev) + 1
+        u = torch.as_tensor(inputs["action"], device=dev).clamp(-self.max_torque, self.max_torque)
         cost = _angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
         new_thdot = (
             thdot
@@ -131,11 +137,11 @@ class PendulumEnv(EnvBase):
         )
         new_thdot = new_thdot.clamp(-self.max_speed, self.max_speed)
         new_th = _angle_normalize(th + new_thdot * self.dt)
-        out = self._observe(new_th, new_thdot, count, tensordict.batch_size)
+        out = self._observe(new_th, new_thdot, count, count.shape[:-1])
         out["reward"] = -cost
         out["terminated"] = torch.zeros_like(count, dtype=torch.bool)
         out["truncated"] = count >= self.max_steps
-        return TensorDict(out, batch_size=tensordict.batch_size)
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
@@ -151,26 +157,23 @@ class PendulumEnv(EnvBase):
             )
         self.render_mode = mode
 
-    def render_frames(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
-        """RGB frames (``uint8``) of the pendulums in ``tensordict``, batch dims first:
-        ``(H, W, 3)`` for one env, ``(*batch, H, W, 3)`` for a batch.
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """RGB images (``uint8 [*batch, height, width, 3]``) of the pendulums in
+        ``tensordict``, which this stateless env needs: its state travels in the data.
 
         Example:
-            >>> env = PendulumEnv(render_mode="rgb_array")
+            >>> env = PendulumEnv(pixels_size=32)
             >>> env.render_frames(env.reset()).shape
-            torch.Size([64, 64, 3])
+            (32, 32, 3)
         """
-        if tensordict is None:
-            raise ValueError("PendulumEnv is stateless: pass the tensordict to render.")
-        return _draw(tensordict["th"], self.pixels_size)
-
-    def render(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
-        """An RGB image (``uint8``, height x width x 3) of the pendulum in ``tensordict``
-        (its first batch element)."""
-        if tensordict is None:
-            raise ValueError("PendulumEnv is stateless: pass the tensordict to render.")
-        th = tensordict["th"].reshape(-1, 1)[:1]
-        return _draw(th, self.pixels_size)[0]
+        if tensordict is None or "th" not in tensordict.keys():
+            raise NoFramesError(
+                "PendulumEnv is stateless: it draws the pendulums of the data it is given, so "
+                "pass the env's current data: env.render_frames(td). In a SerialEnv or "
+                "ParallelEnv its sub-envs have no data to draw: make it with from_pixels=True "
+                "and record the 'pixels' observation instead."
+            )
+        return _draw(tensordict.get("th"), self.pixels_size).cpu().numpy()
 
 
 def _draw(th: torch.Tensor, size: int) -> torch.Tensor:
