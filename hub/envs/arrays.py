@@ -434,9 +434,13 @@ class OutputPlan:
             return None if ended is False else ended
         term, trunc = out.get("terminated"), out.get("truncated")
         if type(term) is bool and type(trunc) is bool and "done" not in out:
-            return True if (term or trunc) and not self.batch_dims else None if not (
-                term or trunc
-            ) else self._all_rows()
+            return (
+                True
+                if (term or trunc) and not self.batch_dims
+                else None
+                if not (term or trunc)
+                else self._all_rows()
+            )
         flags = [out.get(name) for name in _FLAG_NAMES]
         if all(f is None or type(f) is bool or isinstance(f, np.generic) for f in flags):
             if not self.batch_dims:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import NonTensorStack, TensorDict
+from tensordict import TensorDict
 
 from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
 
@@ -50,15 +50,20 @@ def make_encoder(space: Any, spec: TensorSpec) -> Encoder:
         return _discrete_encoder(spec, int(getattr(space, "start", 0)))
     if kind == "Sequence" and not isinstance(spec, NonTensor):
         return _sequence_encoder(spec)
-    if isinstance(spec, NonTensor) and len(spec.shape) == 1:
-        return non_tensor_rows_encoder(spec)
+    if isinstance(spec, NonTensor):
+        # one value per row of a batch; one env's value as it is (hub wraps both)
+        return non_tensor_rows_encoder(spec) if len(spec.shape) == 1 else _identity
     return spec.encode
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
     """One Python value per sub-env (a vector env's ``Text``, ``Sequence``, ``Graph``... values,
-    which gymnasium batches as tuples) -> a ``NonTensorStack`` with a value per row, so that a
-    partial reset can replace some rows.
+    which gymnasium batches as tuples) -> a numpy object array with a value per row, so that a
+    partial reset can replace some rows (hub makes it a ``NonTensorStack``).
 
     Example:
         >>> encode = non_tensor_rows_encoder(NonTensor(shape=(2,)))
@@ -71,7 +76,10 @@ def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
         values = list(value) if isinstance(value, (list, tuple, np.ndarray)) else None
         if values is None or len(values) != rows:
             return spec.encode(value)
-        return NonTensorStack.from_list(values)
+        out = np.empty(rows, dtype=object)
+        for i, item in enumerate(values):  # one by one: a tuple item stays one value
+            out[i] = item
+        return out
 
     return encode
 

@@ -92,22 +92,24 @@ def test_hub_pendulum_single_and_batched(where: str) -> None:
     venv.reset(seed=0)
     frames = venv.render()
     assert len(frames) == 2 and not np.array_equal(frames[0], frames[1])
-    # in a SerialEnv, each stateless Pendulum draws its own row of the data
+    # in a SerialEnv, stateless sub-envs have no data to draw: a clear error (env-contract.md)
     serial = hub.to_gymnasium(
         hub.make_env("hub:Pendulum", num_envs=2, batching="serial"), render_mode="rgb_array"
     )
     serial.reset(seed=0)
-    frames = serial.render()
-    assert len(frames) == 2 and not np.array_equal(frames[0], frames[1])
+    with pytest.raises(hub.errors.NoFramesError, match="stateless"):
+        serial.render()
 
 
 def test_every_builtin_takes_render_mode() -> None:
     env = hub.make_env("hub:Pendulum", render_mode="rgb_array")
     assert env.render_mode == "rgb_array"
-    _is_frame(env.render_frames(env.reset()).numpy(), (64, 64, 3))
+    _is_frame(env.render_frames(env.reset()), (64, 64, 3))
     assert hub.make_env("hub:Counting", render_mode=None).batch_size == ()
     with pytest.raises(hub.errors.HubError, match="does not render"):
         hub.make_env("hub:Counting", render_mode="rgb_array")
+    with pytest.raises(ValueError, match="rgb_array"):
+        hub.make_env("hub:Pendulum", render_mode="human")
 
 
 def test_a_transformed_env_renders_its_base_env() -> None:

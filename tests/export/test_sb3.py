@@ -114,7 +114,9 @@ def test_indices_on_hub_batches() -> None:
     single = hub.to_sb3(hub.make_env("hub:Pendulum"))
     assert single.get_attr("max_steps") == [200]
     assert single.env_method("set_seed", 3) == [single.hub_env.set_seed(3)]
-    parallel = hub.to_sb3(hub.make_env("hub:Counting", num_envs=2, batching="parallel"))
+    from hub.envs.builtin import CountingEnv
+
+    parallel = hub.to_sb3(hub.ParallelEnv(2, CountingEnv))
     try:
         parallel.set_attr("max_steps", 9, indices=[1])
         assert parallel.get_attr("max_steps") == [10, 9]  # Counting stops at 10 by default
