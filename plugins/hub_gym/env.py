@@ -304,17 +304,23 @@ class GymWrapper(hub.GymLikeEnv):
         return self._with_infos(out, info)
 
     def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, Any]:
-        action = self._action_reader(self._action_of(inputs))
+        parts = self._action_parts
+        action = self._action_reader(inputs["action"] if parts is None else self._action_of(inputs))
         if self._vector is not None:
             return self._with_infos(*self._vector.step(action, rows))
-        obs, reward, terminated, truncated, info = self._skip_step(action)
+        if self.frame_skip > 1:
+            obs, reward, terminated, truncated, info = self._skip_step(action)
+        else:
+            obs, reward, terminated, truncated, info = self._compat.step_output(
+                self._env.step(action)
+            )
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
         out["reward"] = reward
         out["terminated"] = terminated
         out["truncated"] = truncated
-        return self._with_infos(out, info)
+        return self._with_infos(out, info) if self.info_dict_reader else out
 
     def _action_of(self, inputs: Any) -> Any:
         """The action entry of ``inputs``; the parts of a container action as a dict."""
