@@ -166,7 +166,8 @@ class PendulumEnv(EnvBase):
                 rng.manual_seed((int(seed) + i) % 2**32)
 
     def set_render_mode(self, mode: str | None) -> None:
-        """Render in ``mode`` (``"rgb_array"``, or ``None``: no frames)."""
+        """Take gymnasium's ``render_mode``: ``"rgb_array"``, or ``None`` (the exports then give
+        no frames; :meth:`render_frames` draws either way)."""
         if mode not in (None, "rgb_array"):
             raise ValueError(
                 f"PendulumEnv renders RGB frames: render_mode='rgb_array' (or None), not {mode!r}."
