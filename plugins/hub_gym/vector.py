@@ -107,6 +107,9 @@ class VectorRunner:
             kwargs = {**self.seed_kwargs, **kwargs}  # a seed applies to every sub-env
             self.seed_kwargs = {}
             rows = None
+        every = np.ones(self.n, dtype=bool)
+        if rows is None and not kwargs and self.last is not None and self._all_cached(every):
+            rows = every  # every sub-env ended and already started its next episode itself
         if rows is None or self.last is None or (rows.all() and not self._all_cached(rows)):
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
