@@ -111,9 +111,7 @@ def test_text_observations_through_native_partial_resets(text_env_id) -> None:
         obs, _, terminated, truncated, info = raw.step(np.zeros(2, dtype=np.int64))
         done = terminated | truncated
         partial += int(done.any() and not done.all())
-        last = [
-            info[final][i]["mission"] if d else obs["mission"][i] for i, d in enumerate(done)
-        ]
+        last = [info[final][i]["mission"] if d else obs["mission"][i] for i, d in enumerate(done)]
         assert out["next"].get("mission").tolist() == last  # the episodes' true last steps
         assert td.get("mission").tolist() == list(obs["mission"])  # then the new first ones
     assert partial > 0
