@@ -49,8 +49,13 @@ def _batched_functions(sim: Simulator) -> dict[str, Any]:
     import jax
     import jax.numpy as jnp
 
-    vreset = jax.vmap(sim.reset)
-    vstep = jax.vmap(sim.step)
+    def strong(tree: Any) -> Any:
+        """``tree`` without weak types: a reset's Python scalars (weakly typed) would give
+        the step's input another type than its output, and a second compilation."""
+        return jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=jnp.result_type(x)), tree)
+
+    vreset = jax.vmap(lambda key: strong(sim.reset(key)))
+    vstep = jax.vmap(lambda key, state, action: strong(sim.step(key, state, action)))
 
     def split(keys: Any) -> tuple[Any, Any]:
         both = jax.vmap(jax.random.split)(keys)
@@ -64,10 +69,12 @@ def _batched_functions(sim: Simulator) -> dict[str, Any]:
 
         return jax.tree_util.tree_map(one, new, old)
 
-    def reset_all(keys: Any) -> tuple:
-        keys, sub = split(keys)
-        obs, state = vreset(sub)
-        return keys, state, obs
+    def blank(keys: Any) -> tuple:
+        """Zeros of the shapes of a reset's state and observations (what the first reset,
+        through ``reset_rows`` with every row, replaces)."""
+        obs, state = jax.eval_shape(vreset, keys)
+        zeros = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), (state, obs))
+        return zeros
 
     def reset_rows(keys: Any, state: Any, obs: Any, mask: Any) -> tuple:
         new_keys, sub = split(keys)
@@ -105,7 +112,7 @@ def _batched_functions(sim: Simulator) -> dict[str, Any]:
         )
 
     return {
-        "reset_all": jax.jit(reset_all),
+        "blank": jax.jit(blank),
         "reset_rows": jax.jit(reset_rows),
         "step_all": jax.jit(step_all_fused if sim.fuse_reset else step_all),
         "step_rows": jax.jit(step_rows),
@@ -132,6 +139,7 @@ class JaxRunner:
         self.state: Any = None
         self.obs: dict[str, Any] | None = None
         self.ended = np.zeros(self.num_envs, dtype=bool)
+        self.all_rows = np.ones(self.num_envs, dtype=bool)
         self.terminated = np.zeros(self.num_envs, dtype=bool)
         self.truncated = np.zeros(self.num_envs, dtype=bool)
         self.prepared: tuple | None = None  # a fused step's resets of the sub-envs that ended
@@ -142,13 +150,22 @@ class JaxRunner:
     def seed(self, seed: int | None) -> None:
         """Give sub-env ``i`` the key ``PRNGKey((seed + i) % 2**32)`` (``None``: a seed drawn
         from the operating system). The next reset of each sub-env uses it."""
-        import jax.numpy as jnp
+        import jax
 
         if seed is None:
             seed = secrets.randbelow(_SEEDS)
         seeds = (int(seed) + np.arange(self.num_envs, dtype=np.uint64)) % _SEEDS
-        self.keys = self.fns["seed_keys"](jnp.asarray(seeds.astype(np.uint32)))
+        self.keys = self.fns["seed_keys"](self._commit(seeds.astype(np.uint32)))
         self.prepared = None
+
+    @staticmethod
+    def _commit(tree: Any) -> Any:
+        """``tree``'s arrays committed to the CPU, as every array the jitted functions return
+        from committed inputs and every action that comes through DLPack: arrays that differ
+        in that are compiled for anew."""
+        import jax
+
+        return jax.device_put(tree, jax.devices("cpu")[0])
 
     # ------------------------------------------------------------------ reset
     def reset(self, rows: np.ndarray | None, seed: int | None = None) -> dict[str, Any]:
@@ -158,21 +175,18 @@ class JaxRunner:
         if seed is not None:
             self.seed(seed)
         fns = self.fns
-        if rows is None or self.state is None:
-            self.keys, self.state, self.obs = fns["reset_all"](self.keys)
-            self.ended[:] = False
-            self.terminated[:] = False
-            self.truncated[:] = False
-        else:
-            if self.prepared is not None and np.array_equal(rows, self.prepared_rows):
-                self.keys, self.state, self.obs = self.prepared
-            else:
-                self.keys, self.state, self.obs = fns["reset_rows"](
-                    self.keys, self.state, self.obs, rows
-                )
-            self.ended[rows] = False
-            self.terminated[rows] = False
-            self.truncated[rows] = False
+        if self.state is None:
+            self.state, self.obs = self._commit(fns["blank"](self.keys))
+            rows = None
+        if rows is not None and self.prepared is not None and np.array_equal(rows, self.prepared_rows):
+            self.keys, self.state, self.obs = self.prepared
+        else:  # one compiled reset for all rows and some rows
+            mask = self.all_rows if rows is None else rows
+            self.keys, self.state, self.obs = fns["reset_rows"](self.keys, self.state, self.obs, mask)
+        reset = slice(None) if rows is None else rows
+        self.ended[reset] = False
+        self.terminated[reset] = False
+        self.truncated[reset] = False
         self.prepared = None
         out = dict(self.obs)
         out["terminated"] = self.terminated.copy()
