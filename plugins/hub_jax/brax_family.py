@@ -15,15 +15,25 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import io
 from typing import Any
 
 import hub
 from hub.specs import Bounded, Composite, Unbounded, torch_dtype
-from hub_jax.simulator import Simulator
+from hub_jax.simulator import Simulator, cached
 
 __all__ = ["brax_simulator", "brax_ids", "DEFAULT_EPISODE_LENGTH"]
 
 DEFAULT_EPISODE_LENGTH = 1000
+
+
+def _brax_envs() -> Any:
+    """``brax.envs``, imported with its ``print`` of missing optional modules ("Failed to import
+    warp", from MuJoCo's MJX) kept off the user's output."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        from brax import envs
+    return envs
 
 
 def brax_ids() -> list[str]:
@@ -33,11 +43,10 @@ def brax_ids() -> list[str]:
         >>> "ant" in brax_ids()
         True
     """
-    from brax import envs
-
-    return sorted(envs._envs)  # Brax's registry: a dict, no public listing function
+    return sorted(_brax_envs()._envs)  # Brax's registry: a dict, no public listing function
 
 
+@cached
 def brax_simulator(
     env_id: str, *, episode_length: int = DEFAULT_EPISODE_LENGTH, **kwargs: Any
 ) -> Simulator:
@@ -51,7 +60,8 @@ def brax_simulator(
     import jax
     import jax.numpy as jnp
     import numpy as np
-    from brax import envs
+
+    envs = _brax_envs()
 
     if env_id not in brax_ids():
         raise hub.errors.UnknownEnvError(

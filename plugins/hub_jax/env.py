@@ -7,8 +7,7 @@ size is ``[num_envs]``, or ``[]`` without ``num_envs``.
 
 Example:
     >>> env = JaxEnv.from_gymnax("CartPole-v1", num_envs=4, categorical_action_encoding=True)
-    >>> env.set_seed(0)
-    1...
+    >>> _ = env.set_seed(0)
     >>> data = env.rollout(600, break_when_any_done=False)
     >>> data.batch_size, bool((data["next", "reward"] == 1).all())  # no fabricated step
     (torch.Size([4, 600]), True)

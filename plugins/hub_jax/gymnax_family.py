@@ -24,7 +24,7 @@ from typing import Any
 import hub
 from hub.specs import Composite
 from hub_jax.compat import gymnax_transition
-from hub_jax.simulator import Simulator
+from hub_jax.simulator import Simulator, cached
 
 __all__ = [
     "gymnax_simulator",
@@ -119,6 +119,7 @@ def _space_specs(env: Any, params: Any, reset: Any) -> tuple[Any, Any, Any, bool
     return observation_spec, action_spec, dtype, discrete
 
 
+@cached
 def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     """The gymnax env ``env_id`` (``gymnax.make(env_id, **kwargs)``, parameter fields apart).
 
@@ -162,6 +163,7 @@ def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     )
 
 
+@cached
 def craftax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     """The Craftax env ``env_id`` (``make_craftax_env_from_name(env_id, auto_reset=False)``).
 

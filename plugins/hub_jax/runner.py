@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import secrets
 from typing import Any
 
@@ -44,8 +45,10 @@ __all__ = ["JaxRunner"]
 _SEEDS = 2**32
 
 
+@functools.lru_cache(maxsize=64)
 def _batched_functions(sim: Simulator) -> dict[str, Any]:
-    """The jitted batch functions of ``sim`` (see :class:`JaxRunner`)."""
+    """The jitted batch functions of ``sim`` (see :class:`JaxRunner`), shared by the runners of
+    one simulator (JAX compiles them once per batch size)."""
     import jax
     import jax.numpy as jnp
 

@@ -1,11 +1,41 @@
-"""The JAX plugin passes hub's conformance kit (``hub.testing``) on every gymnax id it lists and
-on a Brax and a Craftax env, natively batched partial resets included."""
+"""The JAX plugin passes hub's conformance kit (``hub.testing``), natively batched partial
+resets included.
+
+``make test`` checks a sample: one env of each kind of gymnax env (classic control, discrete and
+continuous, MinAtar, bsuite) and Brax's small ``fast`` env. ``HUB_JAX_CONFORMANCE=all`` (the tox
+env ``jax``) checks every id ``hub envs gymnax`` and ``hub envs craftax`` list, and Brax's
+``fast`` and ``ant`` (each Brax env compiles for about a minute on a CPU, in every worker of the
+parallel check)."""
+
+import os
 
 import pytest
 
 pytest.importorskip("gymnax")
+pytest.importorskip("brax")
+
+SAMPLE = [
+    "gymnax:CartPole-v1",
+    "gymnax:Pendulum-v1",
+    "gymnax:Breakout-MinAtar",
+    "gymnax:Catch-bsuite",
+    "brax:fast",
+]
 
 
-@pytest.mark.hub_conformance("jax", envs=["gymnax:CartPole-v1"])
+def _envs() -> list[str]:
+    if os.environ.get("HUB_JAX_CONFORMANCE") != "all":
+        return SAMPLE
+    from hub_jax.gymnax_family import craftax_ids, gymnax_ids
+
+    return [
+        *(f"gymnax:{name}" for name in gymnax_ids()),
+        *(f"craftax:{name}" for name in craftax_ids()),
+        "brax:fast",
+        "brax:ant",
+    ]
+
+
+@pytest.mark.hub_conformance("jax", envs=_envs())
 def test_conformance(hub_conformance_case):
     hub_conformance_case.run()
