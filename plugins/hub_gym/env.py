@@ -43,6 +43,7 @@ from hub_gym.compat.make import import_env_package
 from hub_gym.detect import backend_of, is_vector_env
 from hub_gym.encoding import array_encoder, make_observation_encoder
 from hub_gym.info import InfoDictReader
+from hub_gym.rewards import reward_spec_of
 
 __all__ = ["GymWrapper", "GymEnv"]
 
@@ -169,7 +170,8 @@ class GymWrapper(hub.GymLikeEnv):
             self.full_action_spec = Composite(action=action_spec, shape=batch, device=self.device)
         else:
             self.action_spec = action_spec
-        self.reward_spec = Unbounded((*batch, 1), device=self.device, dtype=torch.float32)
+        self.reward_spec = reward_spec_of(env, batch, self.device)  # vector rewards: MO envs
+        self._reward_shape = tuple(self.reward_spec.shape)
         self._obs_space, self._act_space = obs_space, act_space
 
     def _render(self, env: Any, reset: bool = False) -> Any:
@@ -339,7 +341,7 @@ class GymWrapper(hub.GymLikeEnv):
         out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        out["reward"] = from_numpy(np.array((reward,), dtype=np.float32))
+        out["reward"] = from_numpy(np.array(reward, dtype=np.float32).reshape(self._reward_shape))
         ended = (bool(terminated), bool(truncated))
         return self._finish_output(out, ended, info), ended[0] or ended[1]
 
@@ -500,6 +502,7 @@ class GymEnv(GymWrapper):
     def __init__(
         self,
         env_name: str,
+        /,  # positional: an env's own make() may take an env_name (Meta-World's MT1 does)
         *,
         num_envs: int | None = None,
         vectorization: str = "sync",
