@@ -95,8 +95,12 @@ def vector_env_kwargs(options: dict[str, Any]) -> dict[str, Any]:
             continue
         name = ENVPOOL_NAMES.get(name, name)
         if name not in _ALE_NAMES:
-            known = sorted({*ENVPOOL_NAMES, *_ALE_NAMES, "max_episode_steps"} - set(ENVPOOL_NAMES.values()))
-            raise TypeError(f"ale: envs take no option {name!r}; the options are {', '.join(known)}.")
+            known = sorted(
+                {*ENVPOOL_NAMES, *_ALE_NAMES, "max_episode_steps"} - set(ENVPOOL_NAMES.values())
+            )
+            raise TypeError(
+                f"ale: envs take no option {name!r}; the options are {', '.join(known)}."
+            )
         kwargs[name] = value
     if "max_num_frames_per_episode" not in kwargs:
         limit = MAX_EPISODE_STEPS if steps is None else steps

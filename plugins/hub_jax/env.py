@@ -1,7 +1,7 @@
 """``JaxEnv``: a batch of JAX envs (gymnax, Brax, Craftax) as one hub env.
 
 The env is a thin layer over a :class:`~hub_jax.runner.JaxRunner`: it turns hub's action tensors
-into JAX arrays (through DLPack, without a copy where the dtype already matches) and hands the
+into the arrays the library takes (numpy views, without a copy where the dtype already matches) and hands the
 runner's JAX arrays back to hub, which reads them through DLPack (no copy on the CPU). Its batch
 size is ``[num_envs]``, or ``[]`` without ``num_envs``.
 
@@ -159,16 +159,12 @@ def _split_env_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return own, kwargs
 
 
-def _action_converter(
-    sim: Simulator, spec: Any, unbatched: bool
-) -> Callable[[torch.Tensor], Any]:
-    """A function from hub's action tensor to the JAX array the library's step takes (one row
-    per sub-env): one-hot rows become their index, dtypes become the library's."""
-    import jax
-
+def _action_converter(sim: Simulator, spec: Any, unbatched: bool) -> Callable[[torch.Tensor], Any]:
+    """A function from hub's action tensor to the array the library's step takes (one row per
+    sub-env): one-hot rows become their index, dtypes become the library's. It is a numpy view
+    of the tensor: a jitted function takes numpy arguments faster than DLPack imports them."""
     want = _torch_dtype(sim.action_dtype)
     one_hot = isinstance(spec, OneHot)
-    from_dlpack = jax.dlpack.from_dlpack
 
     def convert(action: torch.Tensor) -> Any:
         if action.device.type != "cpu" or action.requires_grad:
@@ -179,7 +175,7 @@ def _action_converter(
             action = action.to(want)
         if unbatched:
             action = action.unsqueeze(0)
-        return from_dlpack(action.contiguous())
+        return action.contiguous().numpy()
 
     return convert
 

@@ -18,7 +18,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import os
 from typing import Any
 
 import hub
@@ -75,7 +78,9 @@ def craftax_ids() -> list[str]:
 
 def _split_kwargs(params: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The env parameters with the fields named in ``kwargs`` replaced, and the other kwargs."""
-    fields = {f.name for f in dataclasses.fields(params)} if dataclasses.is_dataclass(params) else ()
+    fields = (
+        {f.name for f in dataclasses.fields(params)} if dataclasses.is_dataclass(params) else ()
+    )
     own = {key: kwargs.pop(key) for key in list(kwargs) if key in fields}
     return (params.replace(**own) if own else params), kwargs
 
@@ -163,6 +168,28 @@ def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     )
 
 
+def _build_craftax(env_id: str) -> Any:
+    """Craftax's env ``env_id`` without auto-reset. Craftax prints while it loads (or, the first
+    time, draws and caches) its textures; hub keeps that off the user's output. A texture cache
+    left broken (a process stopped while writing it) is named in the error, with the fix."""
+    import pickle
+
+    from craftax.craftax_env import make_craftax_env_from_name
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return make_craftax_env_from_name(env_id, auto_reset=False)
+    except (EOFError, OSError, pickle.UnpicklingError) as err:
+        import craftax
+
+        folder = os.path.dirname(craftax.__file__)
+        raise hub.errors.HubError(
+            f"Craftax could not read its texture cache ({type(err).__name__}: {err}); the file "
+            "was probably left half-written by a process that stopped while writing it. Delete "
+            f"the texture_cache*.pbz2 files under {folder} and Craftax draws them again."
+        ) from err
+
+
 @cached
 def craftax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     """The Craftax env ``env_id`` (``make_craftax_env_from_name(env_id, auto_reset=False)``).
@@ -172,14 +199,13 @@ def craftax_simulator(env_id: str, **kwargs: Any) -> Simulator:
         True
     """
     import jax.numpy as jnp
-    from craftax.craftax_env import make_craftax_env_from_name
 
     if env_id not in CRAFTAX_IDS:
         raise hub.errors.UnknownEnvError(
             f"Craftax has no env {env_id!r}; the ids are {', '.join(CRAFTAX_IDS)}.",
             env_id=env_id,
         )
-    env = make_craftax_env_from_name(env_id, auto_reset=False)
+    env = _build_craftax(env_id)
     params, extra = _split_kwargs(env.default_params, dict(kwargs))
     if extra:
         raise TypeError(

@@ -102,9 +102,7 @@ def _batched_functions(sim: Simulator) -> dict[str, Any]:
         return (keys, state, obs, reward, terminated, truncated), prepared
 
     def step_rows(keys: Any, state: Any, obs: Any, action: Any, mask: Any) -> tuple:
-        new_keys, new_state, new_obs, reward, terminated, truncated = step_all(
-            keys, state, action
-        )
+        new_keys, new_state, new_obs, reward, terminated, truncated = step_all(keys, state, action)
         return (
             pick(mask, new_keys, keys),
             pick(mask, new_state, state),
@@ -153,7 +151,6 @@ class JaxRunner:
     def seed(self, seed: int | None) -> None:
         """Give sub-env ``i`` the key ``PRNGKey((seed + i) % 2**32)`` (``None``: a seed drawn
         from the operating system). The next reset of each sub-env uses it."""
-        import jax
 
         if seed is None:
             seed = secrets.randbelow(_SEEDS)
@@ -181,11 +178,17 @@ class JaxRunner:
         if self.state is None:
             self.state, self.obs = self._commit(fns["blank"](self.keys))
             rows = None
-        if rows is not None and self.prepared is not None and np.array_equal(rows, self.prepared_rows):
+        if (
+            rows is not None
+            and self.prepared is not None
+            and np.array_equal(rows, self.prepared_rows)
+        ):
             self.keys, self.state, self.obs = self.prepared
         else:  # one compiled reset for all rows and some rows
             mask = self.all_rows if rows is None else rows
-            self.keys, self.state, self.obs = fns["reset_rows"](self.keys, self.state, self.obs, mask)
+            self.keys, self.state, self.obs = fns["reset_rows"](
+                self.keys, self.state, self.obs, mask
+            )
         reset = slice(None) if rows is None else rows
         self.ended[reset] = False
         self.terminated[reset] = False

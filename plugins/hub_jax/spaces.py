@@ -96,7 +96,9 @@ def discrete_to_spec(
     """
     n = int(space.n)
     if like is not None:
-        return Categorical(n, shape=(*batch_size, *like.shape), device=device, dtype=_dtype(0, like))
+        return Categorical(
+            n, shape=(*batch_size, *like.shape), device=device, dtype=_dtype(0, like)
+        )
     if categorical_action_encoding:
         return Categorical(n, shape=tuple(batch_size), device=device)
     return OneHot(n, shape=(*batch_size, n), device=device)

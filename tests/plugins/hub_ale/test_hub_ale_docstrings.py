@@ -9,7 +9,6 @@ import pkgutil
 import pytest
 
 
-
 def _modules() -> list[str]:
     import hub_ale
 

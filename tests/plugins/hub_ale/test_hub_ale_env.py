@@ -4,10 +4,10 @@ and actions, hub's reset semantics over ale-py's next-step autoreset, rendering,
 import numpy as np
 import pytest
 import torch
-
-import hub
 from hub_ale import AleEnv
 from hub_ale.runner import RENDER_OPTIONS
+
+import hub
 
 SHORT = {"max_episode_steps": 40}  # episodes end inside a short test
 
@@ -39,7 +39,9 @@ def test_a_batch_gives_the_data_of_ale_pys_vector_env_seeded_alike():
     from ale_py.vector_env import AtariVectorEnv
 
     env = AleEnv("Pong-v5", 3, categorical_action_encoding=True, num_threads=1, **SHORT)
-    raw = AtariVectorEnv("pong", 3, num_threads=1, reward_clipping=False, max_num_frames_per_episode=160)
+    raw = AtariVectorEnv(
+        "pong", 3, num_threads=1, reward_clipping=False, max_num_frames_per_episode=160
+    )
     rng = np.random.default_rng(0)
     td = env.reset(seed=5)
     obs, _ = raw.reset(seed=5)

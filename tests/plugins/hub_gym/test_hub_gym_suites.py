@@ -15,18 +15,30 @@ import os
 from pathlib import Path
 
 import pytest
+from hub_gym.suites import SUITES, Suite
 
 from hub.testing import conformance_cases
-from hub_gym.suites import SUITES, Suite
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "compatibility.md"
 BEGIN, END = "<!-- suites:begin -->", "<!-- suites:end -->"
 
-ALL_CHECKS = ("specs", "seeding", "serial", "parallel", "native", "partial_reset", "close", "pickle")
+ALL_CHECKS = (
+    "specs",
+    "seeding",
+    "serial",
+    "parallel",
+    "native",
+    "partial_reset",
+    "close",
+    "pickle",
+)
 
 #: (suite, check) -> why that check does not pass there yet
 NOT_YET = {
-    ("MiniGrid", "parallel"): "ParallelEnv's shared memory holds tensors, and the mission is a string",
+    (
+        "MiniGrid",
+        "parallel",
+    ): "ParallelEnv's shared memory holds tensors, and the mission is a string",
     ("MiniGrid", "partial_reset"): "a partial reset of a gymnasium vector env keeps one mission "
     "for every sub-env",
     ("MO-Gymnasium", "native"): "gymnasium's vector envs store one float reward per sub-env",

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
+from hub_jax import JaxEnv
 
 import hub
-from hub_jax import JaxEnv
 
 gymnax = pytest.importorskip("gymnax")
 
