@@ -74,8 +74,8 @@ SPACE_TYPES = {
 
 _NAMESPACES = (
     ("gymnax", ">=0.0.9,<1.1", "gymnax's JAX envs (classic control, MinAtar, bsuite, misc)"),
-    ("brax", ">=0.12,<0.15", "Brax's physics envs (ant, humanoid, ...), in JAX"),
-    ("craftax", ">=1.4,<1.7", "Craftax and Craftax-Classic, in JAX"),
+    ("brax", ">=0.14,<0.15", "Brax's physics envs (ant, humanoid, ...), in JAX"),
+    ("craftax", ">=1.6,<1.7", "Craftax and Craftax-Classic, in JAX"),
 )
 
 
@@ -91,7 +91,7 @@ def hub_namespaces() -> list[hub.Namespace]:
             extra="jax",
             requires=("jax", name),
             description=f"{description}, batched by jax.vmap",
-            supported={name: versions, "jax": ">=0.4.30,<0.11"},
+            supported={name: versions, "jax": ">=0.10,<0.11"},
         )
         for name, versions, description in _NAMESPACES
     ]
