@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 import hub
-from hub.specs import Categorical, Composite, OneHot, Unbounded
+from hub.specs import Categorical, Composite, MultiOneHot, OneHot, Unbounded
 from hub_jax.runner import JaxRunner
 from hub_jax.simulator import Simulator
 
@@ -68,7 +68,7 @@ class JaxEnv(hub.EnvBase):
         self.observation_spec = simulator.observation_spec(batch)
         action = simulator.action_spec(batch, categorical_action_encoding)
         self.action_spec = action
-        self.reward_spec = Unbounded((*batch, 1), dtype=torch.float32)
+        self.reward_spec = Unbounded((*batch, *simulator.reward_shape), dtype=torch.float32)
         flag = Categorical(2, shape=(*batch, 1), dtype=torch.bool)
         self.done_spec = Composite(
             done=flag, terminated=flag.clone(), truncated=flag.clone(), shape=batch
@@ -106,6 +106,20 @@ class JaxEnv(hub.EnvBase):
         return cls(brax_simulator(env_id, **lib), num_envs, **own)
 
     @classmethod
+    def from_jumanji(cls, env_id: str, num_envs: int | None = None, **kwargs: Any) -> JaxEnv:
+        """A Jumanji env (``"Snake-v1"``); Jumanji's constructor arguments are keyword arguments
+        beside the env's.
+
+        Example:
+            >>> JaxEnv.from_jumanji("Game2048-v1", num_envs=2).batch_size
+            torch.Size([2])
+        """
+        from hub_jax.jumanji_family import jumanji_simulator
+
+        own, lib = _split_env_kwargs(kwargs)
+        return cls(jumanji_simulator(env_id, **lib), num_envs, **own)
+
+    @classmethod
     def from_craftax(cls, env_id: str, num_envs: int | None = None, **kwargs: Any) -> JaxEnv:
         """A Craftax env (``"Craftax-Classic-Symbolic-v1"``), served without auto-reset; fields
         of its ``EnvParams`` are keyword arguments beside the env's."""
@@ -129,13 +143,20 @@ class JaxEnv(hub.EnvBase):
         mask = None if rows is None else rows.reshape(-1).numpy(force=True)
         if mask is not None and mask.all():
             mask = None
-        return self._runner.reset(mask)
+        return self._hub_keys(self._runner.reset(mask))
 
     def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:
         mask = None if rows is None else rows.reshape(-1).numpy(force=True)
         if mask is not None and mask.all():
             mask = None
-        return self._runner.step(self._to_jax(inputs["action"]), mask)
+        return self._hub_keys(self._runner.step(self._to_jax(inputs["action"]), mask))
+
+    def _hub_keys(self, out: dict[str, Any]) -> dict[Any, Any]:
+        """``out`` with nested observation keys where the simulator flattened them."""
+        keys = self.simulator.observation_keys
+        if not keys:
+            return out
+        return {keys.get(key, key): value for key, value in out.items()}
 
     def _set_seed(self, seed: int | None) -> None:
         self._runner.seed(seed)
@@ -165,12 +186,15 @@ def _action_converter(sim: Simulator, spec: Any, unbatched: bool) -> Callable[[t
     of the tensor: a jitted function takes numpy arguments faster than DLPack imports them."""
     want = _torch_dtype(sim.action_dtype)
     one_hot = isinstance(spec, OneHot)
+    multi_one_hot = isinstance(spec, MultiOneHot)
 
     def convert(action: torch.Tensor) -> Any:
         if action.device.type != "cpu" or action.requires_grad:
             action = action.detach().cpu()
         if one_hot:
             action = action.to(torch.uint8).argmax(-1)
+        elif multi_one_hot:
+            action = spec.to_categorical(action)
         if action.dtype != want:
             action = action.to(want)
         if unbatched:

@@ -4,6 +4,7 @@
   ``MNISTBandit-bsuite``, which downloads a data set when it is built;
 * ``brax:`` every Brax env (``"brax:ant"``), truncated after ``episode_length=1000`` steps;
 * ``craftax:`` Craftax and Craftax-Classic, symbolic and pixels (``"craftax:Craftax-Classic-Symbolic-v1"``);
+* ``jumanji:`` every Jumanji env but ``Sokoban-v0``, which downloads its levels when it is built;
 * spec conversions for gymnax's and Craftax's spaces.
 
 Each namespace batches natively: ``num_envs=N`` gives one :class:`~hub_jax.JaxEnv` whose sub-envs
@@ -11,7 +12,7 @@ are stepped by one jitted ``jax.vmap``. Importing this module imports neither JA
 
 Example:
     >>> [ns.name for ns in hub_namespaces()]
-    ['gymnax', 'brax', 'craftax']
+    ['gymnax', 'brax', 'craftax', 'jumanji']
 """
 
 from __future__ import annotations
@@ -23,7 +24,12 @@ import hub
 
 __all__ = ["hub_namespaces", "hub_spec_conversions", "make", "list_envs"]
 
-_CONSTRUCTORS = {"gymnax": "from_gymnax", "brax": "from_brax", "craftax": "from_craftax"}
+_CONSTRUCTORS = {
+    "gymnax": "from_gymnax",
+    "brax": "from_brax",
+    "craftax": "from_craftax",
+    "jumanji": "from_jumanji",
+}
 
 
 def make(library: str, env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase:
@@ -49,6 +55,10 @@ def list_envs(library: str) -> list[str]:
         from hub_jax.brax_family import brax_ids
 
         return brax_ids()
+    if library == "jumanji":
+        from hub_jax.jumanji_family import jumanji_ids
+
+        return jumanji_ids()
     from hub_jax import gymnax_family
 
     return gymnax_family.gymnax_ids() if library == "gymnax" else gymnax_family.craftax_ids()
@@ -76,12 +86,13 @@ _NAMESPACES = (
     ("gymnax", ">=0.0.9,<1.1", "gymnax's JAX envs (classic control, MinAtar, bsuite, misc)"),
     ("brax", ">=0.14,<0.15", "Brax's physics envs (ant, humanoid, ...), in JAX"),
     ("craftax", ">=1.6,<1.7", "Craftax and Craftax-Classic, in JAX"),
+    ("jumanji", ">=1.1,<1.2", "Jumanji's JAX envs (routing, packing, logic, multi-agent)"),
 )
 
 
 @hub.hookimpl
 def hub_namespaces() -> list[hub.Namespace]:
-    """``gymnax:``, ``brax:`` and ``craftax:``."""
+    """``gymnax:``, ``brax:``, ``craftax:`` and ``jumanji:``."""
     return [
         hub.Namespace(
             name,

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Simulator", "cached"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: the runner caches per simulator
 class Simulator:
     """One JAX env as pure functions and specs.
 
@@ -52,6 +52,10 @@ class Simulator:
             auto-resetting step does), so that resetting the envs that ended costs no second
             call; worth it when a reset is cheap next to a step.
         library: the distribution that simulates the env (``"gymnax"``), for ``repr``.
+        reward_shape: the shape of one env's reward (``(1,)``; one per agent or objective for
+            envs that reward several).
+        observation_keys: hub's nested key of each observation the functions return under a
+            flat string key (JAX sorts a dict's keys: they must all be strings there).
     """
 
     name: str
@@ -63,6 +67,8 @@ class Simulator:
     discrete_actions: bool = False
     fuse_reset: bool = False
     library: str = ""
+    reward_shape: tuple[int, ...] = (1,)
+    observation_keys: dict[str, Any] = field(default_factory=dict)
 
 
 def cached(build: Callable[..., Simulator]) -> Callable[..., Simulator]:

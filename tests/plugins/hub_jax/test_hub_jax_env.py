@@ -175,3 +175,16 @@ def test_reset_takes_a_seed():
     assert torch.equal(a, b)
     with pytest.raises(hub.errors.InvalidSeedError):
         env.reset(seed=-1)
+
+
+def test_jumanji_multi_agent_rewards_nested_keys_and_multi_discrete_actions():
+    pytest.importorskip("jumanji")
+    env = hub.make_env("jumanji:Connector-v3", num_envs=2, seed=0)
+    assert env.reward_spec.shape == (2, 10)  # one reward per agent
+    assert isinstance(env.action_spec, hub.specs.MultiOneHot)
+    data = env.rollout(3, break_when_any_done=False)
+    assert data["next", "reward"].shape == (2, 3, 10)
+    packing = hub.make_env("jumanji:BinPack-v2", categorical_action_encoding=True)
+    assert ("ems", "x1") in packing.observation_spec.keys(include_nested=True)
+    assert isinstance(packing.action_spec, hub.specs.MultiCategorical)
+    hub.check_env_specs(packing, seed=0)
