@@ -25,11 +25,12 @@ import os
 from typing import Any
 
 import hub
-from hub.specs import Composite
-from hub_jax.compat import gymnax_transition
+from hub.specs import Composite, Unbounded
+from hub_jax.compat import gymnax_broken_ids, gymnax_transition
 from hub_jax.simulator import Simulator, cached
 
 __all__ = [
+    "LOOSE_BOUNDS",
     "gymnax_simulator",
     "craftax_simulator",
     "gymnax_ids",
@@ -41,6 +42,14 @@ __all__ = [
 #: gymnax ids hub does not list, with the reason
 NOT_LISTED = {
     "MNISTBandit-bsuite": "it downloads the MNIST data set from the network when it is built",
+}
+
+#: gymnax ids whose observations leave their own observation space: hub gives them unbounded
+#: observation specs (the space's bounds would fail every check of the data)
+LOOSE_BOUNDS = {
+    "MemoryChain-bsuite": "its observation holds -1 where its space says 0 to 2",
+    "GaussianBandit-misc": "its observation holds the last reward, negative where its space "
+    "says 0 or more",
 }
 
 #: the Craftax ids (``make_craftax_env_from_name``), each served without auto-reset
@@ -63,7 +72,8 @@ def gymnax_ids() -> list[str]:
     """
     import gymnax
 
-    return [name for name in gymnax.registered_envs if name not in NOT_LISTED]
+    skip = {**NOT_LISTED, **gymnax_broken_ids()}
+    return [name for name in gymnax.registered_envs if name not in skip]
 
 
 def craftax_ids() -> list[str]:
@@ -124,6 +134,19 @@ def _space_specs(env: Any, params: Any, reset: Any) -> tuple[Any, Any, Any, bool
     return observation_spec, action_spec, dtype, discrete
 
 
+def _unbounded(observation_spec: Any) -> Any:
+    """``observation_spec`` with every bounded entry unbounded (its dtype and shape kept)."""
+
+    def spec(batch: tuple[int, ...]) -> Composite:
+        out = observation_spec(batch)
+        for key in list(out.keys(include_nested=True, leaves_only=True)):
+            leaf = out[key]
+            out[key] = Unbounded(leaf.shape, dtype=leaf.dtype)
+        return out
+
+    return spec
+
+
 @cached
 def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
     """The gymnax env ``env_id`` (``gymnax.make(env_id, **kwargs)``, parameter fields apart).
@@ -140,6 +163,9 @@ def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
             f"hub does not serve gymnax's {env_id}: {NOT_LISTED[env_id]}, which hub's envs do "
             "not do. Use it with gymnax directly."
         )
+    broken = gymnax_broken_ids()
+    if env_id in broken:
+        raise hub.errors.HubError(f"hub does not serve gymnax's {env_id}: {broken[env_id]}.")
     probe, params = gymnax.make(env_id)
     params, env_kwargs = _split_kwargs(params, dict(kwargs))
     env = gymnax.make(env_id, **env_kwargs)[0] if env_kwargs else probe
@@ -155,6 +181,8 @@ def gymnax_simulator(env_id: str, **kwargs: Any) -> Simulator:
         return _observations(obs), state, jnp.asarray(reward, jnp.float32), terminated, truncated
 
     observation_spec, action_spec, dtype, discrete = _space_specs(env, params, reset)
+    if env_id in LOOSE_BOUNDS:
+        observation_spec = _unbounded(observation_spec)
     return Simulator(
         name=env_id,
         reset=reset,

@@ -43,6 +43,13 @@ NOT_YET = {
     "for every sub-env",
     ("MO-Gymnasium", "native"): "gymnasium's vector envs store one float reward per sub-env",
     ("MO-Gymnasium", "partial_reset"): "it resets through gymnasium's vector env (see native)",
+    **{
+        ("Metaworld", check): "its observations leave its own observation space (the bounds "
+        "check of check_env_specs fails at the first step)"
+        for check in ("specs", "serial", "parallel", "native")
+    },
+    ("Metaworld", "seeding"): "Meta-World draws its task when the env is built, from a seed of "
+    "its own (its make's seed=) that hub's set_seed does not reach",
 }
 
 RESULTS: dict[str, dict[str, object]] = {}
@@ -56,6 +63,7 @@ def _checks(suite: Suite) -> list[str]:
     return [check for check in ALL_CHECKS if (suite.name, check) not in NOT_YET]
 
 
+@pytest.mark.timeout(3600)  # Craftax compiles for a minute in every process of the kit
 @pytest.mark.parametrize("suite", SUITES, ids=[suite.name for suite in SUITES])
 def test_suite_passes_the_kit(suite: Suite) -> None:
     if not _installed(suite):
@@ -89,11 +97,11 @@ def suites_table(results: dict[str, dict[str, object]]) -> str:
         if result is None:
             row = [suite.name, needs, ids, "not installed in the run", "-", "-", suite.notes]
         else:
-            missing = [
-                f"{check}: {NOT_YET[(suite.name, check)]}"
-                for check in ALL_CHECKS
-                if (suite.name, check) in NOT_YET
-            ]
+            reasons: dict[str, list[str]] = {}  # checks that fail for one reason, together
+            for check in ALL_CHECKS:
+                if (suite.name, check) in NOT_YET:
+                    reasons.setdefault(NOT_YET[(suite.name, check)], []).append(check)
+            missing = [f"{', '.join(checks)}: {reason}" for reason, checks in reasons.items()]
             row = [
                 suite.name,
                 needs,

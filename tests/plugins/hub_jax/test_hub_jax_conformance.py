@@ -41,6 +41,7 @@ def _envs() -> list[str]:
     ]
 
 
+@pytest.mark.timeout(3600)  # "dispatch" builds every env; Craftax and Brax compile for minutes
 @pytest.mark.hub_conformance("jax", envs=_envs())
 def test_conformance(hub_conformance_case):
     hub_conformance_case.run()

@@ -154,9 +154,25 @@ def test_gymnax_spaces_convert_through_hub():
     assert hub.convert_spec(spaces.Discrete(4), categorical_action_encoding=True).n == 4
 
 
-def test_the_listing_leaves_out_the_env_that_downloads_data():
-    assert "gymnax:MNISTBandit-bsuite" not in hub.list_envs("gymnax")
-    assert len(hub.list_envs("gymnax")) == len(gymnax.registered_envs) - 1
+def test_the_listing_leaves_out_the_envs_that_download_data_or_cannot_step():
+    from hub_jax.compat import gymnax_broken_ids
+
+    listed = hub.list_envs("gymnax")
+    assert "gymnax:MNISTBandit-bsuite" not in listed
+    assert len(listed) == len(gymnax.registered_envs) - 1 - len(gymnax_broken_ids())
+    for env_id in gymnax_broken_ids():
+        with pytest.raises(hub.errors.HubError, match="does not serve"):
+            hub_jax_make(env_id)
+
+
+def hub_jax_make(env_id):
+    return JaxEnv.from_gymnax(env_id)
+
+
+def test_envs_whose_observations_leave_their_space_get_unbounded_specs():
+    env = hub.make_env("gymnax:MemoryChain-bsuite", num_envs=2)
+    assert isinstance(env.observation_spec["observation"], hub.specs.Unbounded)
+    hub.check_env_specs(env, seed=0)
 
 
 def test_brax_fast_rolls_out_with_a_time_limit():
