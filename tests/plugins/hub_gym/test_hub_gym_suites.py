@@ -68,6 +68,10 @@ def _checks(suite: Suite) -> list[str]:
 def test_suite_passes_the_kit(suite: Suite) -> None:
     if not _installed(suite):
         pytest.skip(f"{suite.name} is not installed ({suite.install}); tox -e suites runs it")
+    if suite.namespace != "gymnasium" and os.environ.get("HUB_WRITE_SUITES") != "1":
+        # hub[jax] is installed by make venv, but Craftax compiles for a minute in each process
+        # of the kit: its row is checked by tox -e suites (and its env by the JAX plugin's tests)
+        pytest.skip(f"{suite.name} is checked by tox -e suites")
     plugin = "gym" if suite.namespace == "gymnasium" else "jax"
     uris = [f"{suite.namespace}:{env_id}" for env_id in suite.checked]
     passed = []
