@@ -4,10 +4,11 @@ MiniGrid observes ``{"image", "direction", "mission"}``; its mission is a string
 ``minigrid.core.mission.MissionSpace``, a gymnasium ``Space`` of its own (not a ``Text``). hub
 holds the string as non-tensor data, as it holds a ``Text`` space's.
 
-Example:
-    >>> from minigrid.core.mission import MissionSpace
-    >>> mission_to_spec(MissionSpace(mission_func=lambda: "get to the green goal square"))
-    NonTensor(shape=[], example_data='get to the green goal square')
+Example (a stand-in with the two attributes read, for a ``MissionSpace``):
+    >>> from types import SimpleNamespace
+    >>> space = SimpleNamespace(mission_func=lambda: "get to the green goal", ordered_placeholders=None)
+    >>> mission_to_spec(space, batch_size=(2,))
+    NonTensor(shape=[2], example_data='get to the green goal')
 """
 
 from __future__ import annotations
