@@ -148,24 +148,28 @@ class AleEnv(hub.EnvBase):
             )
         if seed is not None:
             self.set_seed(seed)  # checks the seed's range
-        mask = None if rows is None else rows.reshape(-1).numpy(force=True)
-        if mask is not None and mask.all():
-            mask = None
-        return self._runner.reset(mask)
+        mask = None if rows is None else _numpy(rows).reshape(-1).astype(bool, copy=False)
+        return self._runner.reset(None if mask is None or mask.all() else mask)
 
-    def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:
-        if rows is not None and not bool(rows.all()):
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, Any]:
+        if rows is not None and not _numpy(rows).all():
             raise hub.errors.HubError(
                 "ale: envs step every sub-env at once (ale-py's vector env has no partial "
                 "step); step without '_step', or use envpool: or batching='serial'."
             )
-        action = inputs["action"]
-        if action.device.type != "cpu" or action.requires_grad:
-            action = action.detach().cpu()
+        action = _numpy(inputs["action"])
         if self._one_hot:
-            action = action.to(torch.uint8).argmax(-1)
-        array = np.ascontiguousarray(action.numpy(), dtype=np.int32).reshape(self.num_envs)
+            action = action.argmax(-1)
+        array = np.ascontiguousarray(action, dtype=np.int32).reshape(self.num_envs)
         return self._runner.step(array)
+
+    def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[dict, dict | None]:
+        """Step, then reset the sub-envs that ended in that step with ale-py's masked reset."""
+        out = self._step_arrays(inputs, rows)
+        runner = self._runner
+        if not runner.ended.any():
+            return out, None
+        return out, runner.reset(runner.ended.copy())
 
     def _set_seed(self, seed: int | None) -> None:
         self._runner.seed(seed)
@@ -211,3 +215,10 @@ class AleEnv(hub.EnvBase):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env={self.env_id!r}, batch_size={list(self.batch_size)})"
+
+
+def _numpy(value: Any) -> np.ndarray:
+    """``value`` (a numpy array, or a tensor anywhere) as a numpy array."""
+    if isinstance(value, torch.Tensor):
+        return value.numpy(force=True)
+    return np.asarray(value)

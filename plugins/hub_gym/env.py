@@ -30,7 +30,6 @@ from hub.envs.wrapper import BASE_KWARGS
 from hub.specs import (
     Bounded,
     Composite,
-    Unbounded,
 )
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 import hub
@@ -140,16 +141,19 @@ class JaxEnv(hub.EnvBase):
             )
         if seed is not None:
             self.set_seed(seed)  # checks the seed's range
-        mask = None if rows is None else rows.reshape(-1).numpy(force=True)
-        if mask is not None and mask.all():
-            mask = None
-        return self._hub_keys(self._runner.reset(mask))
+        return self._hub_keys(self._runner.reset(_mask(rows)))
 
     def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:
-        mask = None if rows is None else rows.reshape(-1).numpy(force=True)
-        if mask is not None and mask.all():
-            mask = None
-        return self._hub_keys(self._runner.step(self._to_jax(inputs["action"]), mask))
+        return self._hub_keys(self._runner.step(self._to_jax(inputs["action"]), _mask(rows)))
+
+    def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[dict, dict | None]:
+        """Step, then reset the sub-envs that ended in that step: for gymnax the runner computed
+        their resets inside the step (``Simulator.fuse_reset``), so this costs no second call."""
+        out = self._step_arrays(inputs, rows)
+        runner = self._runner
+        if not runner.ended.any():
+            return out, None
+        return out, self._hub_keys(runner.reset(runner.ended.copy()))
 
     def _hub_keys(self, out: dict[str, Any]) -> dict[Any, Any]:
         """``out`` with nested observation keys where the simulator flattened them."""
@@ -180,28 +184,45 @@ def _split_env_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return own, kwargs
 
 
-def _action_converter(sim: Simulator, spec: Any, unbatched: bool) -> Callable[[torch.Tensor], Any]:
-    """A function from hub's action tensor to the array the library's step takes (one row per
-    sub-env): one-hot rows become their index, dtypes become the library's. It is a numpy view
-    of the tensor: a jitted function takes numpy arguments faster than DLPack imports them."""
-    want = _torch_dtype(sim.action_dtype)
+def _action_converter(sim: Simulator, spec: Any, unbatched: bool) -> Callable[[Any], np.ndarray]:
+    """A function from hub's action (a numpy array, or a tensor off the CPU) to the array the
+    library's step takes (one row per sub-env): one-hot rows become their index, dtypes become
+    the library's. A jitted function takes numpy arguments faster than DLPack imports them."""
+    want = np.dtype(sim.action_dtype)
     one_hot = isinstance(spec, OneHot)
-    multi_one_hot = isinstance(spec, MultiOneHot)
+    splits = None
+    if isinstance(spec, MultiOneHot):
+        splits = np.cumsum([int(n) for n in spec.nvec])[:-1]
 
-    def convert(action: torch.Tensor) -> Any:
-        if action.device.type != "cpu" or action.requires_grad:
-            action = action.detach().cpu()
+    def convert(action: Any) -> np.ndarray:
+        array = _numpy(action)
         if one_hot:
-            action = action.to(torch.uint8).argmax(-1)
-        elif multi_one_hot:
-            action = spec.to_categorical(action)
-        if action.dtype != want:
-            action = action.to(want)
+            array = array.argmax(-1)
+        elif splits is not None:
+            array = np.stack([part.argmax(-1) for part in np.split(array, splits, -1)], -1)
+        if array.dtype != want:
+            array = array.astype(want)
         if unbatched:
-            action = action.unsqueeze(0)
-        return action.contiguous().numpy()
+            array = array[None]
+        return np.ascontiguousarray(array)
 
     return convert
+
+
+def _numpy(value: Any) -> np.ndarray:
+    """``value`` (a numpy array, or a tensor anywhere) as a numpy array."""
+    if isinstance(value, torch.Tensor):
+        return value.numpy(force=True)
+    return np.asarray(value)
+
+
+def _mask(rows: Any) -> np.ndarray | None:
+    """A row mask (``None``: every row) as a flat numpy bool array, ``None`` when it holds
+    every row."""
+    if rows is None:
+        return None
+    mask = _numpy(rows).reshape(-1).astype(bool, copy=False)
+    return None if mask.all() else mask
 
 
 def _torch_dtype(jax_dtype: Any) -> torch.dtype:
