@@ -177,7 +177,7 @@ class BatchedEnvBase(EnvBase):
         meta = self._meta_env()
         super().__init__(
             device=device if device is not None else meta.device,
-            batch_size=(num_envs,) + tuple(meta.batch_size),
+            batch_size=(self._rows_per_step(),) + tuple(meta.batch_size),
             checks=checks,
             spec_locked=spec_locked,
             auto_reset=bool(getattr(meta, "auto_reset", False)),
@@ -194,6 +194,10 @@ class BatchedEnvBase(EnvBase):
     @timeout.setter
     def timeout(self, value: float | None) -> None:
         self._timeout = check_timeout("timeout", value)
+
+    def _rows_per_step(self) -> int:
+        """The rows of the env's batch: every sub-env (a first-ready async env returns fewer)."""
+        return self.num_envs
 
     # ---------------------------------------------------------------- specs
     def _meta_env(self) -> Any:

@@ -37,6 +37,8 @@ from tensordict import TensorDict, TensorDictBase
 from hub.batching import signals as sig
 from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, join_specs
 from hub.batching.faults import LastData, truncate_rows
+from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout
+from hub.batching.parallel_async import FirstReadyMixin, is_init_spec
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
 from hub.batching.worker import WorkerEnvs
@@ -44,17 +46,18 @@ from hub.envs.seeding import derived_seed
 from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
 from hub.specs import Categorical
 
-__all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning", "worker_layout"]
+__all__ = [
+    "ParallelEnv",
+    "AsyncCallError",
+    "WorkerRestartWarning",
+    "worker_layout",
+]
 
 # how long a wait may poll before it sleeps, and the longest average wait for which it does:
 # longer than a tight loop's gaps with cheap envs (a CartPole step of 8 workers on 2 cores takes
 # 0.4 ms), shorter than expensive steps (8 Pong workers: 2.6 ms), where polling costs the workers
 # more CPU than the wake-ups it saves (measured: docs/batching.md)
 SPIN_WAIT_S = 5e-4
-
-
-class AsyncCallError(HubError, RuntimeError):
-    """``step_send``/``step_fetch`` (or the reset pair) used out of order."""
 
 
 class WorkerRestartWarning(RuntimeWarning):
@@ -130,7 +133,7 @@ class _WorkerSpecs:
             setattr(self, name, description[name])
 
 
-class ParallelEnv(BatchedEnvBase):
+class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
     """Run ``num_envs`` envs in worker processes as one env of batch size ``[num_envs]``.
 
     Args:
@@ -168,6 +171,12 @@ class ParallelEnv(BatchedEnvBase):
         spin_wait: seconds a waiting process (this one for the workers' answers, a worker for
             its next command) keeps polling, giving its core away between polls, before it
             sleeps (``0``: always sleep at once; see ``docs/batching.md``).
+        batch_size: first-ready async mode (EnvPool's ``batch_size``): ``step_fetch()`` returns
+            the first ``batch_size`` envs to finish, with their ``"env_id"`` and ``"is_init"``,
+            and ``step_send(td)`` steps the envs of ``td["env_id"]`` (see
+            :mod:`hub.batching.parallel_async`). The env's batch size is then
+            ``[batch_size]``; every worker holds as many envs, a divisor of ``batch_size``
+            (by default a batch spreads over the CPUs). ``None``: every env steps at once.
 
     Attributes:
         num_envs, num_workers, envs_per_worker: the layout (see above).
@@ -197,7 +206,9 @@ class ParallelEnv(BatchedEnvBase):
         shutdown_timeout: float = 3.0,
         spin_wait: float = SPIN_WAIT_S,
         spec_locked: bool = True,
+        batch_size: int | None = None,
     ) -> None:
+        self._async_rows_requested = batch_size
         self.restart_failed = restart_failed
         self.timeout = timeout
         self.start_timeout = check_timeout("start_timeout", start_timeout)
@@ -236,11 +247,22 @@ class ParallelEnv(BatchedEnvBase):
         """The start method of the worker processes."""
         return self._pool.start_method if self._pool is not None else str(self._start_method)
 
+    def _rows_per_step(self) -> int:
+        return self._book.batch_size if self._book is not None else self.num_envs
+
     def _meta_env(self) -> _WorkerSpecs:
         n = len(self._factories)
-        workers, per = worker_layout(n, *self._layout_request)
+        rows = self._async_rows_requested
+        if rows is None:
+            workers, per = worker_layout(n, *self._layout_request)
+        else:
+            if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)):
+                raise TypeError(f"batch_size must be an int or None, got {rows!r}.")
+            workers, per = async_layout(n, int(rows), usable_cpus(), *self._layout_request)
         self.num_workers, self.envs_per_worker = workers, per
         self._bounds = [(w * per, min(n, (w + 1) * per)) for w in range(workers)]
+        if rows is not None:
+            self._book = FirstReady(self._bounds, int(rows))
         batch_fn = self._create_batch_fn
         builders = [
             WorkerEnvs(self._factories[a:b], self._factory_kwargs[a:b], a, batch_fn)
@@ -279,14 +301,34 @@ class ParallelEnv(BatchedEnvBase):
 
     def _set_specs_from(self, meta: Any) -> None:
         workers = [_WorkerSpecs(d) for d in self._descriptions]
-        for name in (
+        names = (
             "full_observation_spec",
             "full_reward_spec",
             "full_done_spec",
             "full_action_spec",
             "full_state_spec",
-        ):
-            setattr(self, name, join_specs([getattr(w, name) for w in workers], name))
+        )
+        # the specs of every sub-env, which lay out the shared buffers
+        self._all_specs = {n: join_specs([getattr(w, n) for w in workers], n) for n in names}
+        book = self._book
+        if book is None:
+            for name in names:
+                setattr(self, name, self._all_specs[name])
+            return
+        # first-ready rows come from any worker: one spec for all, of batch_size rows
+        for name in names:
+            specs = [getattr(w, name) for w in workers]
+            if any(spec != specs[0] for spec in specs[1:]):
+                raise HubError(
+                    f"first-ready async mode (batch_size={book.batch_size}) needs sub-envs with "
+                    f"equal specs (a row may come from any of them); their {name} differ."
+                )
+            setattr(self, name, join_specs(specs[: book.workers_per_batch], name))
+        observations = self.full_observation_spec.clone()
+        rows = (book.batch_size,)
+        observations["env_id"] = Categorical(self.num_envs, shape=rows, device=self.device)
+        observations["is_init"] = is_init_spec(rows, self.device)
+        self.full_observation_spec = observations
 
     def _ready_pool(self) -> WorkerPool:
         pool = self._pool
@@ -325,11 +367,14 @@ class ParallelEnv(BatchedEnvBase):
         def leaves(spec: Any) -> list[tuple[Any, Any]]:
             return [(k, spec[k]) for k in spec.keys(include_nested=True, leaves_only=True)]
 
-        obs = leaves(self.full_observation_spec)
-        reward = leaves(self.full_reward_spec)
-        done = leaves(self.full_done_spec)
-        state = leaves(self.full_state_spec)
-        action = leaves(self.full_action_spec)
+        specs = self._all_specs
+        obs = leaves(specs["full_observation_spec"])
+        reward = leaves(specs["full_reward_spec"])
+        done = leaves(specs["full_done_spec"])
+        state = leaves(specs["full_state_spec"])
+        action = leaves(specs["full_action_spec"])
+        if self._book is not None:  # which rows start an episode
+            obs.append(("is_init", is_init_spec((self.num_envs,), self.device)))
         rows = [("rows", Categorical(2, shape=(self.num_envs,), dtype=torch.bool))]
         groups = {
             "input": _unique(action + state),
@@ -338,7 +383,7 @@ class ParallelEnv(BatchedEnvBase):
             "reset_out": _unique(obs + done + state),
         }
         return BufferLayout.from_groups(
-            tuple(self.batch_size),
+            (self.num_envs, *self._sub_batch),
             groups,
             self._bounds,
             optional=frozenset(("next", "reset_out")),
@@ -545,12 +590,16 @@ class ParallelEnv(BatchedEnvBase):
         return self._send_step(inputs, rows, fused)
 
     def _step_arrays(self, inputs: dict[Any, Any], rows: Any = None) -> dict[Any, Any]:
+        if self._book is not None:
+            self._refuse_sync("step()")
         out, _ = self._step_result(self._take_step(inputs, rows, False))
         return out
 
     def _step_reset_arrays(
         self, inputs: dict[Any, Any], rows: Any = None
     ) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
+        if self._book is not None:
+            self._refuse_sync("step_and_maybe_reset()")
         return self._step_result(self._take_step(inputs, rows, True))
 
     def _step_result(self, job: _Job) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
@@ -632,6 +681,8 @@ class ParallelEnv(BatchedEnvBase):
         return _Job("reset", pending, workers, rows=rows, kwargs=kwargs)
 
     def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[Any, Any]:
+        if self._book is not None:
+            return self._async_reset(rows, dict(kwargs))
         job, self._fetched = self._fetched, None
         if job is None:
             if self._job is not None and self._job.timed_out:
@@ -673,7 +724,13 @@ class ParallelEnv(BatchedEnvBase):
             >>> env.step_fetch(timeout=30)["next", "observation"].squeeze(-1).tolist()
             [1, 1]
             >>> env.close()
+
+        In first-ready async mode (``batch_size``), steps the envs of ``tensordict["env_id"]``
+        (see :mod:`hub.batching.parallel_async`).
         """
+        if self._book is not None:
+            self._refuse_closed("step_send")
+            return self._async_send(tensordict)
         self._idle("step_send")
         self.check_step_input(tensordict, "step_send")
         keys = self.env_keys
@@ -690,7 +747,17 @@ class ParallelEnv(BatchedEnvBase):
         """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` (or left
         pending by a step that timed out) and return it, as :meth:`step` would: a TensorDict
         with ``"next"``. On :class:`hub.errors.WorkerTimeoutError` the step stays pending:
-        fetch again to get it."""
+        fetch again to get it.
+
+        In first-ready async mode (``batch_size``), returns the next ``batch_size`` envs to
+        finish: their observations, ``"reward"``, done flags, ``"env_id"`` and ``"is_init"``
+        (not under ``"next"``: each row is the env's latest data)."""
+        if self._book is not None:
+            self._refuse_closed("step_fetch")
+            if timeout is not None and not timeout >= 0:
+                raise ValueError(f"step_fetch(timeout=...) must be >= 0 seconds, got {timeout}.")
+            out = self._async_fetch(timeout)
+            return self.env_keys.outputs.build(out, None, "first-ready step")[0]
         job = self._take_job("step", timeout)
         self._fetched = job
         td = job.tensordict
@@ -728,6 +795,11 @@ class ParallelEnv(BatchedEnvBase):
             >>> env.close()
         """
         keys = self._open_keys("reset_send")
+        if self._book is not None:
+            raise AsyncCallError(
+                "reset_send() is not available in first-ready async mode: reset() returns the "
+                "first batch_size envs to come back, and step_fetch() the others."
+            )
         self._idle("reset_send")
         rows = None
         if tensordict is not None:
@@ -769,6 +841,8 @@ class ParallelEnv(BatchedEnvBase):
     ) -> dict[int, Answer]:
         """Send a control command and wait for the answers (the env's ``timeout``): workers
         that hang are killed (and rebuilt by the next call with ``restart_failed``)."""
+        if self._book is not None:
+            self._async_quiet()
         pending = Pending(operation, set())
         try:
             pending = pool.send_control(indices, operation, payloads)

@@ -373,6 +373,60 @@ class WorkerPool:
                 )
         return pending.answers
 
+    def collect_some(self, pending: Pending, timeout: float | None) -> dict[int, Answer]:
+        """Wait until at least one worker of ``pending`` answers (at most ``timeout`` seconds);
+        return the answers that came (also moved into ``pending.answers``), in the order the
+        workers were found ready.
+
+        Raises:
+            WorkerTimeoutError: when ``timeout`` passes first (``pending`` is unchanged).
+        """
+        new: dict[int, Answer] = {}
+
+        def take(i: int) -> None:
+            new[i] = pending.answers[i] = self._read_answer(i)
+            pending.waiting.discard(i)
+
+        for i in sorted(pending.waiting):
+            if self._polls[i].poll(0):
+                take(i)
+        if new or not pending.waiting:
+            return new
+        fds = [self.channels[i].ack_fd for i in pending.waiting]
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self.spin_wait > 0 and (timeout is None or timeout >= self.spin_wait):
+            spun = self._spinner.poll(poller)
+            self._spinner.done()
+            if spun:
+                for fd, _ in poller.poll(0):
+                    take(self._fd_index[fd])
+                if new:
+                    return new
+        while True:
+            wait = LIVENESS_S
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
+            for fd, _ in poller.poll(int(wait * 1000)):
+                take(self._fd_index[fd])
+            if new:
+                return new
+            for i in list(pending.waiting):
+                if not self.procs[i].is_alive():
+                    new[i] = pending.answers[i] = self._death(i)
+                    pending.waiting.discard(i)
+            if new:
+                return new
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WorkerTimeoutError(
+                    f"{pending.what}: none of the workers {sorted(pending.waiting)} answered "
+                    f"within {timeout} s. Nothing is lost: fetch again to keep waiting "
+                    "(close() stops the workers).",
+                    worker=min(pending.waiting),
+                )
+
     def _read_answer(self, index: int) -> Answer:
         channel = self.channels[index]
         try:

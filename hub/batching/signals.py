@@ -59,6 +59,8 @@ __all__ = [
     "STEP_RESET_ROWS",
     "RESET",
     "RESET_ROWS",
+    "STEP_ASYNC",
+    "RESET_ASYNC",
     "CONTROL",
     "CLOSE",
     "OK",
@@ -74,6 +76,8 @@ STEP_RESET = b"S"  # step, then reset the sub-envs whose episode ended
 STEP_RESET_ROWS = b"T"  # the same for the sub-envs whose "rows" flag is set
 RESET = b"R"  # reset every sub-env of the worker
 RESET_ROWS = b"P"  # reset the sub-envs whose "rows" flag is set
+STEP_ASYNC = b"a"  # first-ready async: restart the sub-envs that ended, step the others
+RESET_ASYNC = b"A"  # first-ready async: reset every sub-env, written as step rows
 CONTROL = b"c"  # a pickled (operation, arguments) follows
 CLOSE = b"q"
 
