@@ -109,6 +109,10 @@ class Namespace:
             any id is passed to ``make``).
         native_batching: ``make`` can build a batch of envs itself (one object, batch size
             ``[N]``), as EnvPool does.
+        native_async: ``make`` also takes ``batch_size=B`` (below ``num_envs``) for first-ready
+            async batches of its own (``step_send``/``step_fetch`` with ``"env_id"``), as
+            EnvPool's async mode; otherwise ``make_env(..., batch_size=B)`` uses hub's
+            ``ParallelEnv``.
         extra: the ``hub`` extra that installs the backend (``pip install "hub[extra]"``).
         requires: top-level import names the backend needs; checked with
             :func:`importlib.util.find_spec`, never imported.
@@ -138,6 +142,7 @@ class Namespace:
     description: str = ""
     supported: Mapping[str, str] = field(default_factory=dict)
     optional: Mapping[str, str] = field(default_factory=dict)
+    native_async: bool = False
 
     def __post_init__(self) -> None:
         _check_name("Namespace", self.name)
@@ -154,6 +159,12 @@ class Namespace:
                 raise TypeError(f"Namespace.requires holds import names (strings), got {name!r}.")
         object.__setattr__(self, "requires", requires)
         object.__setattr__(self, "native_batching", bool(self.native_batching))
+        object.__setattr__(self, "native_async", bool(self.native_async))
+        if self.native_async and not self.native_batching:
+            raise ValueError(
+                f"Namespace {self.name!r}: native_async=True needs native_batching=True (its "
+                "async batches are native batches)."
+            )
 
 
 @dataclass(frozen=True)

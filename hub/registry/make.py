@@ -78,6 +78,9 @@ def make_env(
         num_workers, envs_per_worker, start_method, restart_failed: with
             ``batching="parallel"``, passed to ``ParallelEnv`` (how many worker processes, or
             how many sub-envs each holds; see ``docs/batching.md``).
+        batch_size: first-ready async batches of ``batch_size`` envs out of ``num_envs``
+            (``step_send``/``step_fetch`` with ``"env_id"``; see ``docs/batching.md``): EnvPool's
+            own with native batching, ``ParallelEnv``'s with ``batching="parallel"``.
         **kwargs: passed to the namespace's ``make``.
 
     Raises:
@@ -253,8 +256,16 @@ def _make_batched(
 ) -> Any:
     bound = {} if timeout is None else {"timeout": timeout}
     layout = [name for name in PARALLEL_OPTIONS if name in kwargs]
+    first_ready = "batch_size" in kwargs
     if batching == "auto":
-        batching = "native" if ns.native_batching and not layout else "parallel"
+        native = ns.native_async if first_ready else ns.native_batching
+        batching = "native" if native and not layout else "parallel"
+    if first_ready and (batching == "serial" or (batching == "native" and not ns.native_async)):
+        raise BatchingError(
+            f"batch_size (first-ready async batches) needs envs that step while this process "
+            f"waits: pass batching='parallel' (worker processes){' or leave batching out' if batching == 'native' else ''}; "
+            f"batching={batching!r} has no async batches for {ns.name!r}."
+        )
     if layout and batching != "parallel":
         raise BatchingError(
             f"{', '.join(layout)} configure ParallelEnv's worker processes: pass "
@@ -282,6 +293,8 @@ def _make_batched(
         from hub.batching import ParallelEnv
 
         layout = {name: kwargs.pop(name) for name in PARALLEL_OPTIONS if name in kwargs}
+        if "batch_size" in kwargs:  # first-ready async batches of the workers
+            layout["batch_size"] = kwargs.pop("batch_size")
         factory = functools.partial(make_env_single, ns.name, env_id, **kwargs)
         if ns.native_batching:  # each worker holds a native batch of its sub-envs
             layout["create_batch_fn"] = functools.partial(make_env_batch, ns.name, env_id, **kwargs)

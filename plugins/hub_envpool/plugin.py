@@ -77,6 +77,7 @@ def hub_namespaces() -> list[hub.Namespace]:
             make=make,
             list_envs=list_envs,
             native_batching=True,
+            native_async=True,
             extra="envpool",
             requires=("envpool",),
             description="EnvPool's C++ envs (Atari, MuJoCo, classic control, ...), "
