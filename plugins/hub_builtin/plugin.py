@@ -16,12 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 import hub
+from hub.registry import check_keywords, keywords_of
 
 __all__ = ["hub_namespaces", "make", "list_envs"]
 
 
 def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase:
     """Build the built-in env ``env_id``; ``num_envs=N`` gives one env of batch size ``[N]``.
+
+    A keyword that the env class does not take raises :class:`hub.errors.UnknownKeywordError`
+    with the close matches.
 
     Example:
         >>> make("Pendulum").batch_size
@@ -36,6 +40,9 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase
         raise hub.errors.UnknownEnvError(
             f"The namespace 'hub' has no env {env_id!r}; its envs are {known}.", env_id=env_id
         ) from None
+    accepted = keywords_of(cls, skip=("batch_size",))
+    if accepted.complete:
+        check_keywords(kwargs, accepted.names, uri=f"hub:{env_id}")
     batch_size = (num_envs,) if num_envs is not None else ()
     return cls(batch_size=batch_size, **kwargs)
 
