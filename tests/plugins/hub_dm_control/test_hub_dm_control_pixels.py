@@ -89,11 +89,25 @@ def test_no_gl_backend_is_a_clear_error() -> None:
     assert "MUJOCO_GL is 'disable'" in out.stdout
 
 
-def test_unset_gl_without_display_is_a_clear_error() -> None:
-    out = _run(_LIGHT, None)
+def test_unset_gl_without_display_gets_a_headless_backend_quietly() -> None:
+    """No MUJOCO_GL and no display: hub sets a headless backend before importing dm_control,
+    so frames render and GLFW prints nothing (it used to print a GLFWError on every import)."""
+    from hub_dm_control.headless import headless_backend
+
+    out = _run(_LIGHT + "import os; print('MUJOCO_GL:', os.environ['MUJOCO_GL'])\n", None)
+    assert out.returncode == 0, out.stderr
+    assert f"MUJOCO_GL: {headless_backend()}" in out.stdout
+    if headless_backend() == "egl":  # this project's machines
+        assert "RENDERED" in out.stdout, out.stdout + out.stderr
+    assert "GLFW" not in out.stderr, out.stderr
+
+
+def test_glfw_chosen_without_display_is_a_clear_error() -> None:
+    """A MUJOCO_GL the user set is kept, even one that cannot work here."""
+    out = _run(_LIGHT, "glfw")
     assert out.returncode == 0, out.stderr
     assert "ERROR: MuJoCo cannot render pixels" in out.stdout, out.stdout + out.stderr
-    assert "MUJOCO_GL is not set" in out.stdout and "MUJOCO_GL=egl" in out.stdout
+    assert "MUJOCO_GL is 'glfw'" in out.stdout and "MUJOCO_GL=egl" in out.stdout
 
 
 def test_unknown_gl_value_is_a_clear_error() -> None:
