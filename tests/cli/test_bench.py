@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hub.cli.bench import SEED_2018, run_bench, summarize
+from hub.cli.bench import SEED_2018, _plan, default_rows, run_bench, strategy_rows, summarize
 from hub.cli.bench_loops import BUILTIN_ROWS, build_loop
 
 from .conftest import json_of
@@ -17,6 +17,7 @@ def test_quick_table_with_every_builtin_row_and_a_plot(invoke, tmp_path) -> None
     rows = ",".join(BUILTIN_ROWS)
     report = json_of(invoke("bench", "--quick", "--rows", rows, "--json", "--plot", str(plot)))
     assert report["config"]["widths"] == [1, 8]
+    assert report["config"]["one_process"] is True  # one start-up, not one per cell
     assert report["reference"]["actions_per_s"] == {str(k): v for k, v in SEED_2018.items()}
     cells = {(c["row"], c["width"]): c for c in report["cells"]}
     assert set(cells) == {(row, w) for row in BUILTIN_ROWS for w in (1, 8)}
@@ -58,3 +59,31 @@ def test_summary_takes_median_and_range() -> None:
     (cell,) = summarize([*runs, {"row": "r", "env": "e", "width": 1, "error": "boom"}])
     assert (cell["median"], cell["min"], cell["max"], cell["errors"]) == (2.0, 1.0, 3.0, ["boom"])
     assert json.dumps(cell)
+
+
+def test_a_plugins_batching_strategy_runs_only_when_named(manager_with_strategy) -> None:
+    """The Ray row used to run by default (and start Ray) wherever Ray was installed."""
+    assert "hub-batching-toy" in strategy_rows()
+    assert not any(row.startswith("hub-batching-") for row in default_rows())
+
+
+def test_quick_plans_one_process_per_env_and_the_full_bench_one_per_cell() -> None:
+    quick = _plan(["a", "b"], ["E1", "E2"], [1, 8], runs=1, one_process=True)
+    assert quick == [(0, ("a", "b"), "E1", (1, 8)), (0, ("a", "b"), "E2", (1, 8))]
+    full = _plan(["a", "b"], ["E1"], [1, 8], runs=2)
+    assert len(full) == 8 and all(len(rows) == len(widths) == 1 for _, rows, _, widths in full)
+
+
+@pytest.fixture
+def manager_with_strategy():
+    from hub.plugins import BatchingStrategy, get_plugin_manager, hookimpl
+
+    class Plugin:
+        @hookimpl
+        def hub_batching(self):
+            return [BatchingStrategy("toy", make=lambda fn, n, **kw: None)]
+
+    manager = get_plugin_manager()
+    manager.register(Plugin(), name="toy-strategy")
+    yield manager
+    manager.unregister("toy-strategy")
