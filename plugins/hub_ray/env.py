@@ -41,7 +41,7 @@ from hub.errors import (
 )
 from hub_ray.actor import METHOD, EnvActor
 from hub_ray.arrays import Arrays, as_tensor, join_rows, split_rows, tensordict_arrays
-from hub_ray.connect import connect
+from hub_ray.connect import check_session, connect, ray_session, same_session
 from hub_ray.faults import (
     ActorPlace,
     ActorRestartWarning,
@@ -149,6 +149,7 @@ class RayEnv(hub.EnvBase):
         self._create_env_fn = create_env_fn
         self._create_batch_fn = create_batch_fn
         self.started_ray = connect(address)
+        self._ray_session = ray_session()  # its actors live there: check_session before calls
         sizes = _actor_sizes(num_envs, envs_per_actor, ray.cluster_resources().get("CPU", 1))
         self._options = _per_actor(actor_options, len(sizes))
         self._ranges = _ranges(sizes)
@@ -264,6 +265,7 @@ class RayEnv(hub.EnvBase):
     def _ready(self, what: str) -> None:
         if self.is_closed:
             raise _closed_error(what)
+        check_session(self._ray_session, what)
         job = self._job
         if job is not None:
             kind = "step" if job.kind == "fused" else job.kind
@@ -285,6 +287,7 @@ class RayEnv(hub.EnvBase):
         return keys
 
     def _send_step(self, tensordict: TensorDictBase, fused: bool) -> _Call:
+        check_session(self._ray_session, "step")
         parts = self._input_arrays(tensordict)
         active = _active_actors(tensordict.get("_step", None), self._ranges)
         method = "step_and_maybe_reset" if fused else "step"
@@ -625,8 +628,8 @@ class RayEnv(hub.EnvBase):
         import ray
 
         self._job = self._fetched = None
-        if not self._actors or not ray.is_initialized():
-            self._actors = []
+        if not self._actors or not same_session(self.__dict__.get("_ray_session")):
+            self._actors = []  # gone with the Ray instance they lived in
             return
         refs = [actor.close.remote() for actor in self._actors]
         ray.wait(refs, num_returns=len(refs), timeout=self.shutdown_timeout)
