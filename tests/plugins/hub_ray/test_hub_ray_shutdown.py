@@ -36,7 +36,6 @@ def test_calls_after_ray_shutdown_raise_and_start_no_ray():
 
 
 def test_calls_after_ray_was_started_again_raise_too():
-    import ray
 
     first = start_local_ray()
     next(first)
