@@ -1,7 +1,7 @@
-"""``hub bench``: the seed's throughput table (RLlib 2018) measured on this machine.
+"""``hub bench``: RLlib's 2018 vector-env throughput table, measured on this machine.
 
-CartPole with the seed's 64x64 MLP policy, actions per second at vector widths 1, 8 and 64, on
-one core: the raw libraries' vector envs beside hub's batching paths over them. Every cell runs
+CartPole with a 64x64 tanh MLP policy (the one of RLlib's table), actions per second at vector
+widths 1, 8 and 64, on one core: the raw libraries' vector envs beside hub's batching paths over them. Every cell runs
 in a fresh process (:mod:`hub.cli.bench_cell`) pinned to one core with torch on one thread;
 the runs are interleaved (run ``r`` measures every cell before run ``r + 1`` starts) so that
 drifts of the machine spread over all rows; a cell gives the median and the range of its runs.
@@ -29,11 +29,11 @@ import click
 
 from hub.cli.output import console, echo_json, json_option
 
-__all__ = ["SEED_2018", "bench", "default_rows", "run_bench", "strategy_rows", "summarize"]
+__all__ = ["RLLIB_2018", "bench", "default_rows", "run_bench", "strategy_rows", "summarize"]
 
-# The seed's table: RLlib 2018, CartPole-v0, one core, 64x64 MLP (actions per second)
-SEED_2018 = {1: 2720.1, 8: 13773.0, 64: 37903.2}
-SEED_ROW = "RLlib 2018 (the seed)"
+# RLlib's published table (2018): CartPole-v0, one core, 64x64 MLP (actions per second)
+RLLIB_2018 = {1: 2720.1, 8: 13773.0, 64: 37903.2}
+RLLIB_ROW = "RLlib 2018 (published)"
 DEFAULT_WIDTHS = (1, 8, 64)
 QUICK = {"widths": (1, 8), "runs": 1, "seconds": 0.3, "warmup": 0.1, "one_process": True}
 CELL_TIMEOUT_S = 300.0
@@ -184,7 +184,7 @@ def run_bench(
         },
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "versions": _versions(),
-        "reference": {"row": SEED_ROW, "env": "CartPole-v0", "actions_per_s": SEED_2018},
+        "reference": {"row": RLLIB_ROW, "env": "CartPole-v0", "actions_per_s": RLLIB_2018},
         "cells": summarize(results),
     }
 
@@ -220,9 +220,10 @@ def print_table(report: dict[str, Any]) -> None:
         for width in config["widths"]:
             table.add_column(f"W={width}", justify="right")
         if env == "CartPole-v1":
-            seed = report["reference"]["actions_per_s"]
+            published = report["reference"]["actions_per_s"]
             table.add_row(
-                SEED_ROW, *(f"{seed[w]:,.0f}" if w in seed else "-" for w in config["widths"])
+                RLLIB_ROW,
+                *(f"{published[w]:,.0f}" if w in published else "-" for w in config["widths"]),
             )
         for row in config["rows"]:
             cells = {c["width"]: c for c in report["cells"] if c["row"] == row and c["env"] == env}
@@ -244,7 +245,7 @@ def _cell_text(report: dict[str, Any], cell: dict[str, Any] | None) -> str:
     return text
 
 
-@click.command(short_help="The seed's throughput table (CartPole, 64x64 MLP) on this machine.")
+@click.command(short_help="RLlib's 2018 throughput table (CartPole, 64x64 MLP) on this machine.")
 @click.option(
     "--widths",
     default=",".join(map(str, DEFAULT_WIDTHS)),
@@ -293,7 +294,7 @@ def bench(
     plot: Path | None,
     as_json: bool,
 ) -> None:
-    """Measure the seed's table (RLlib 2018: CartPole on one core with a 64x64 MLP policy,
+    """Measure RLlib's 2018 throughput table (CartPole on one core with a 64x64 MLP policy,
     actions/s at vector widths 1, 8 and 64) on this machine: the raw libraries' vector envs
     beside hub's batching paths over them. Each cell runs in a fresh process pinned to one core;
     runs are interleaved; a cell shows the median [min-max] and, for hub rows, the ratio to the

@@ -1,4 +1,4 @@
-"""``hub bench``: the seed's table runs end to end (a smoke test: no assertion on speed)."""
+"""``hub bench``: the table runs end to end (a smoke test: no assertion on speed)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hub.cli.bench import SEED_2018, _plan, default_rows, run_bench, strategy_rows, summarize
+from hub.cli.bench import RLLIB_2018, _plan, default_rows, run_bench, strategy_rows, summarize
 from hub.cli.bench_loops import BUILTIN_ROWS, build_loop
 
 from .conftest import json_of
@@ -18,7 +18,7 @@ def test_quick_table_with_every_builtin_row_and_a_plot(invoke, tmp_path) -> None
     report = json_of(invoke("bench", "--quick", "--rows", rows, "--json", "--plot", str(plot)))
     assert report["config"]["widths"] == [1, 8]
     assert report["config"]["one_process"] is True  # one start-up, not one per cell
-    assert report["reference"]["actions_per_s"] == {str(k): v for k, v in SEED_2018.items()}
+    assert report["reference"]["actions_per_s"] == {str(k): v for k, v in RLLIB_2018.items()}
     cells = {(c["row"], c["width"]): c for c in report["cells"]}
     assert set(cells) == {(row, w) for row in BUILTIN_ROWS for w in (1, 8)}
     for cell in cells.values():
@@ -26,13 +26,13 @@ def test_quick_table_with_every_builtin_row_and_a_plot(invoke, tmp_path) -> None
     assert plot.read_text().startswith("<?xml")
 
 
-def test_the_table_names_each_row_and_the_seed(invoke) -> None:
+def test_the_table_names_each_row_and_the_published_figures(invoke) -> None:
     result = invoke(
         "bench", "--rows", "hub-serial", "--widths", "2", "--runs", "1", "--seconds", "0.05"
     )
     assert result.exit_code == 0, result.output
     text = result.output
-    assert "RLlib 2018 (the seed)" in text and "hub SerialEnv of gymnasium envs" in text
+    assert "RLlib 2018 (published)" in text and "hub SerialEnv of gymnasium envs" in text
     assert "W=2" in text
 
 
