@@ -26,14 +26,25 @@ def test_quick_table_with_every_builtin_row_and_a_plot(invoke, tmp_path) -> None
     assert plot.read_text().startswith("<?xml")
 
 
-def test_the_table_names_each_row_and_the_published_figures(invoke) -> None:
+def test_the_table_names_each_row_and_the_published_figures(invoke, monkeypatch) -> None:
+    """The command line and the table; the cells' processes are the quick test's."""
+    from hub.cli import bench as bench_module
+
+    def cells(rows, env, widths, **kwargs):
+        return [
+            {"row": r, "env": env, "width": w, "actions_per_s": 1000.0 * w}
+            for r in rows
+            for w in widths
+        ]
+
+    monkeypatch.setattr(bench_module, "_run_cells", cells)
     result = invoke(
         "bench", "--rows", "hub-serial", "--widths", "2", "--runs", "1", "--seconds", "0.05"
     )
     assert result.exit_code == 0, result.output
     text = result.output
     assert "RLlib 2018 (published)" in text and "hub SerialEnv of gymnasium envs" in text
-    assert "W=2" in text
+    assert "W=2" in text and "2,000" in text
 
 
 def test_a_failing_cell_is_reported_not_raised() -> None:
