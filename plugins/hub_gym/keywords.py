@@ -10,7 +10,7 @@ keyword argument``, :func:`unknown_keyword` turns it into
 
 Example:
     >>> import gymnasium
-    >>> "sutton_barto_reward" in env_keywords(gymnasium, "CartPole-v1")
+    >>> "render_mode" in env_keywords(gymnasium, "CartPole-v1")
     True
 """
 
