@@ -35,6 +35,7 @@ __all__ = [
     "BatchingError",
     "InvalidSeedError",
     "UnknownKeywordError",
+    "NoFramesError",
 ]
 
 
@@ -207,3 +208,9 @@ class UnknownKeywordError(HubError, TypeError):
         self.keyword = keyword
         self.suggestions = tuple(suggestions)
         self.accepted = tuple(accepted)
+
+
+class NoFramesError(HubError, NotImplementedError):
+    """An env gives no frames to watch or record: its class does not render
+    (``EnvBase.render_frames``'s default), or it was made without rendering on. The message
+    says how to get frames (see :data:`hub.media.HOW_TO_GET_FRAMES`)."""

@@ -308,18 +308,19 @@ class ExternalEnv(EnvBase):
         out["training_enabled"] = self._training.clone()
         return TensorDict(out, batch_size=self.batch_size, device=self.device)
 
-    def _reset_finished(self, next_input: TensorDictBase) -> None:
+    def maybe_reset(self, next_input: TensorDictBase) -> TensorDictBase:
         """Reset the slots whose episode ended, and bind new episodes to free slots."""
         board = self._board
         with board.cond:
             free = [i for i, ep in enumerate(board.slots) if ep is None]
             idle = not any(self._active(ep) for ep in board.slots)
             if not free or not (board.pending or idle or bool(next_input.get("done").any())):
-                return
+                return next_input
         mask = torch.zeros(board.size, 1, dtype=torch.bool)
         mask[free] = True
         next_input.set("_reset", mask)
         self.reset(next_input)
+        return next_input
 
     # ------------------------------------------------------------------ the seed's poll API
     def poll(self, timeout: float | None = None) -> TensorDictBase:
