@@ -39,17 +39,24 @@ test: venv
 test-ray: venv
 	unshare -rn sh -c 'ip link set lo up && exec $(PY) -m pytest -q -p no:cacheprovider $(RAY_TESTS)'
 
-## A slice of the version matrix (what CI runs after the tests): the oldest supported version of
-## each backend family (the newest run in `make test`), gymnasium 1.0's next-step-only vector
-## envs, gym and gymnasium in one process; tox-all runs all of it (docs/compatibility.md).
-## gym021 runs under xvfb-run (Debian package xvfb); torchrl runs the TorchRL consumer tests
-## (tensordict 0.14, which TorchRL 0.14 needs); pettingzoo127 the PettingZoo plugin with the kit.
-## The envs run one at a time and each is deleted after it ran (about 1-2 GB each, most of it
-## torch), so the disk holds one at a time; TOX_KEEP=1 keeps them.
-TOX_SLICE ?= minimal,gym021,gymnasium026,gymnasium10,both,envpool08,dmc-old,td014,torchrl,pettingzoo127
+## A slice of the version matrix (what CI runs after the tests), fixed and rotating:
+## - fixed (TOX_FIXED): the oldest supported version of each backend family (the newest run in
+##   `make test`), gymnasium 1.0's next-step-only vector envs and 1.1, the first with autoreset
+##   modes, gym and gymnasium in one process (both), tensordict 0.14 (td014), the TorchRL
+##   consumer tests (torchrl), the PettingZoo plugin with the kit (pettingzoo127);
+## - rotating (TOX_ROTATE, 1 by default): that many of the other envs, chosen by the number of
+##   commits (.ci/tox-slice): a commit always runs the same slice, and successive commits cycle
+##   through the whole matrix, so a break in any version shows within one cycle (13 commits).
+## `make tox-slice TOX_SLICE=a,b` runs exactly those; tox-all runs all of it (docs/compatibility.md).
+## gym021 runs under xvfb-run (Debian package xvfb). The envs run one at a time and each is
+## deleted after it ran (about 1-2 GB each, most of it torch), so the disk holds one at a time;
+## TOX_KEEP=1 keeps them.
+TOX_FIXED ?= minimal,gym021,gymnasium026,gymnasium10,gymnasium11,both,envpool08,dmc-old,td014,torchrl,pettingzoo127
+TOX_ROTATE ?= 1
+TOX_SLICE ?=
 tox-slice: venv
 	$(PIP) tox
-	.ci/tox-each $(VENV)/bin/tox $(TOX_SLICE)
+	.ci/tox-each $(VENV)/bin/tox $(or $(TOX_SLICE),$$(.ci/tox-slice $(VENV)/bin/tox $(TOX_FIXED) $(TOX_ROTATE)))
 
 tox-all: venv
 	$(PIP) tox

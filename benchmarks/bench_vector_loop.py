@@ -1,7 +1,7 @@
 """hub's vector loop against the raw backends and against its floor, paired in one process.
 
 For gymnasium (``SyncVectorEnv``) and EnvPool CartPole at each width, the loops of ``hub
-bench`` (:mod:`hub.cli.bench_loops`: the seed's 4->64->64->2 tanh MLP, argmax, in every loop)
+bench`` (:mod:`hub.cli.bench_loops`: RLlib's 4->64->64->2 tanh MLP, argmax, in every loop)
 and the floor run in one process pinned to one core, in chunks of ``--chunk`` vector steps that
 alternate between the loops, so that the machine's drifts fall on all of them alike:
 

@@ -34,6 +34,7 @@ __all__ = [
     "SpecConversionError",
     "BatchingError",
     "InvalidSeedError",
+    "UnknownKeywordError",
     "NoFramesError",
 ]
 
@@ -179,6 +180,34 @@ class BatchingError(HubError, ValueError):
 
 class InvalidSeedError(HubError, ValueError):
     """A seed is not an int in hub's range (``0 <= seed < 2**32``)."""
+
+
+class UnknownKeywordError(HubError, TypeError):
+    """A keyword argument that the env's constructor does not take (a typo, most often).
+
+    Attributes:
+        keyword: the keyword that was passed.
+        suggestions: the accepted keywords closest to it (``difflib``), best first.
+        accepted: every keyword that was accepted there (empty when not known).
+
+    Example:
+        >>> err = UnknownKeywordError("no 'sead'", keyword="sead", suggestions=("seed",))
+        >>> isinstance(err, TypeError), err.suggestions
+        (True, ('seed',))
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        keyword: str = "",
+        suggestions: tuple[str, ...] = (),
+        accepted: tuple[str, ...] = (),
+    ):
+        super().__init__(message)
+        self.keyword = keyword
+        self.suggestions = tuple(suggestions)
+        self.accepted = tuple(accepted)
 
 
 class NoFramesError(HubError, NotImplementedError):

@@ -56,3 +56,41 @@ def test_the_builtin_plugins_public_names_are_in_the_reference():
         assert sorted(f"{where}.{name}" for name, where in declared.items()) == sorted(
             r for r in rendered if r.startswith(f"{plugin}.")
         )
+
+
+def _classes(obj):
+    for member in obj.members.values():
+        if member.is_alias:
+            continue
+        if member.is_class:
+            yield member
+            yield from _classes(member)
+        elif member.is_module:
+            yield from _classes(member)
+
+
+def test_no_attribute_is_shown_as_the_code_that_sets_it():
+    """The reference showed ``checks = checks`` (what ``__init__`` runs) for such attributes;
+    the docs' griffe extension shows them with their argument's description instead."""
+    import griffe
+
+    extensions = griffe.load_extensions(
+        str(ROOT / "docs" / "_ext" / "griffe_examples.py"),
+        str(ROOT / "docs" / "_ext" / "griffe_attributes.py"),
+    )
+    loader = griffe.GriffeLoader(
+        extensions=extensions, search_paths=[str(ROOT), str(ROOT / "plugins")]
+    )
+    packages = sorted({name.split(".")[0] for name in _rendered()})
+    shown = []
+    for package in packages:
+        module = loader.load(package)
+        for cls in _classes(module):
+            for name, member in cls.members.items():
+                if member.is_attribute and not member.is_alias and not name.startswith("_"):
+                    shown.append((cls.path, name, member))
+    same = [f"{path}.{name}" for path, name, m in shown if str(m.value) == name]
+    assert same == []
+    env_base = {name: m for path, name, m in shown if path == "hub.envs.base.EnvBase"}
+    assert env_base["checks"].value is None
+    assert "action spec" in env_base["checks"].docstring.value

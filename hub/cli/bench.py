@@ -1,7 +1,7 @@
-"""``hub bench``: the seed's throughput table (RLlib 2018) measured on this machine.
+"""``hub bench``: RLlib's 2018 vector-env throughput table, measured on this machine.
 
-CartPole with the seed's 64x64 MLP policy, actions per second at vector widths 1, 8 and 64, on
-one core: the raw libraries' vector envs beside hub's batching paths over them. Every cell runs
+CartPole with a 64x64 tanh MLP policy (the one of RLlib's table), actions per second at vector
+widths 1, 8 and 64, on one core: the raw libraries' vector envs beside hub's batching paths over them. Every cell runs
 in a fresh process (:mod:`hub.cli.bench_cell`) pinned to one core with torch on one thread;
 the runs are interleaved (run ``r`` measures every cell before run ``r + 1`` starts) so that
 drifts of the machine spread over all rows; a cell gives the median and the range of its runs.
@@ -29,33 +29,48 @@ import click
 
 from hub.cli.output import console, echo_json, json_option
 
-__all__ = ["SEED_2018", "bench", "default_rows", "run_bench", "summarize"]
+__all__ = ["RLLIB_2018", "bench", "default_rows", "run_bench", "strategy_rows", "summarize"]
 
-# The seed's table: RLlib 2018, CartPole-v0, one core, 64x64 MLP (actions per second)
-SEED_2018 = {1: 2720.1, 8: 13773.0, 64: 37903.2}
-SEED_ROW = "RLlib 2018 (the seed)"
+# RLlib's published table (2018): CartPole-v0, one core, 64x64 MLP (actions per second)
+RLLIB_2018 = {1: 2720.1, 8: 13773.0, 64: 37903.2}
+RLLIB_ROW = "RLlib 2018 (published)"
 DEFAULT_WIDTHS = (1, 8, 64)
-QUICK = {"widths": (1, 8), "runs": 1, "seconds": 0.3, "warmup": 0.1}
+QUICK = {"widths": (1, 8), "runs": 1, "seconds": 0.3, "warmup": 0.1, "one_process": True}
 CELL_TIMEOUT_S = 300.0
 
 
 def default_rows() -> list[str]:
-    """Every row that can run here: the built-in rows whose library is installed, then one row
-    per batching strategy that plugins register."""
-    from hub.cli.bench_loops import BUILTIN_ROWS, hub_strategy_row
+    """The built-in rows whose library is installed. A plugin's batching strategy (``Ray``'s
+    ``hub-batching-ray``, which starts a Ray instance) runs only when named in ``rows``:
+    :func:`strategy_rows` lists them."""
+    from hub.cli.bench_loops import BUILTIN_ROWS
 
     has = {name: importlib.util.find_spec(name) is not None for name in ("gymnasium", "envpool")}
-    rows = [r for r in BUILTIN_ROWS if has["envpool" if "envpool" in r else "gymnasium"]]
-    if has["gymnasium"]:
-        from hub.registry import batching_strategies
-
-        builtin = {"auto", "serial", "parallel", "native"}
-        rows += [hub_strategy_row(s) for s in batching_strategies() if s not in builtin]
-    return rows
+    return [r for r in BUILTIN_ROWS if has["envpool" if "envpool" in r else "gymnasium"]]
 
 
-def _plan(rows: Sequence[str], envs: Sequence[str], widths: Sequence[int], runs: int) -> list:
-    cells = [(row, env, width) for env in envs for width in widths for row in rows]
+def strategy_rows() -> list[str]:
+    """One row per batching strategy that plugins register (``hub-batching-ray``)."""
+    from hub.cli.bench_loops import hub_strategy_row
+    from hub.registry import batching_strategies
+
+    builtin = {"auto", "serial", "parallel", "native"}
+    return [hub_strategy_row(s) for s in batching_strategies() if s not in builtin]
+
+
+def _plan(
+    rows: Sequence[str],
+    envs: Sequence[str],
+    widths: Sequence[int],
+    runs: int,
+    one_process: bool = False,
+) -> list[tuple[int, tuple[str, ...], str, tuple[int, ...]]]:
+    """``(run, rows, env, widths)`` for each process to start: one per cell, or with
+    ``one_process`` one per env that measures every row and width in turn (``--quick``)."""
+    if one_process:
+        cells = [(tuple(rows), env, tuple(widths)) for env in envs]
+    else:
+        cells = [((row,), env, (width,)) for env in envs for width in widths for row in rows]
     plan = []
     for run in range(runs):  # each run starts one cell further, so no row is always first
         shift = run % len(cells) if cells else 0
@@ -63,22 +78,42 @@ def _plan(rows: Sequence[str], envs: Sequence[str], widths: Sequence[int], runs:
     return plan
 
 
-def _run_cell(row: str, env: str, width: int, *, seconds: float, warmup: float, core: int | None):
-    command = [sys.executable, "-m", "hub.cli.bench_cell", row, env, str(width)]
-    command += ["--seconds", str(seconds), "--warmup", str(warmup)]
+def _run_cells(
+    rows: Sequence[str],
+    env: str,
+    widths: Sequence[int],
+    *,
+    seconds: float,
+    warmup: float,
+    core: int | None,
+) -> list[dict[str, Any]]:
+    """Measure each of ``rows`` at each of ``widths`` in one fresh process; one result each."""
+    command = [sys.executable, "-m", "hub.cli.bench_cell", ",".join(rows), env]
+    command += [",".join(map(str, widths)), "--seconds", str(seconds), "--warmup", str(warmup)]
     if core is not None:
         command += ["--core", str(core)]
+    wanted = [{"row": row, "env": env, "width": width} for row in rows for width in widths]
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=CELL_TIMEOUT_S + seconds + warmup
+            command,
+            capture_output=True,
+            text=True,
+            timeout=len(wanted) * (CELL_TIMEOUT_S + seconds + warmup),
         )
     except subprocess.TimeoutExpired:
-        return {"row": row, "env": env, "width": width, "error": "timed out"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"row": row, "env": env, "width": width, "error": f"exit {done.returncode}: {tail}"}
-    return json.loads(lines[-1])
+        return [{**cell, "error": "timed out"} for cell in wanted]
+    found = {}
+    for line in done.stdout.splitlines():
+        if line.startswith("{"):
+            result = json.loads(line)
+            found[result.get("row"), result.get("width")] = result
+    tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return [
+        found.get(
+            (cell["row"], cell["width"]), {**cell, "error": f"exit {done.returncode}: {tail}"}
+        )
+        for cell in wanted
+    ]
 
 
 def summarize(results: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,17 +152,25 @@ def run_bench(
     warmup: float = 0.5,
     core: int | None = None,
     on_cell: Callable[[dict[str, Any]], None] | None = None,
+    one_process: bool = False,
 ) -> dict[str, Any]:
-    """Measure the table; returns the report (what ``hub bench --json`` prints)."""
+    """Measure the table; returns the report (what ``hub bench --json`` prints).
+
+    Each cell (row, env, width) runs in a fresh process, or with ``one_process`` every cell of
+    an env runs in turn in one process (``--quick``: one start-up, which imports torch and the
+    libraries, instead of one per cell; a rougher look, as cells then share the process).
+    """
     rows = list(default_rows() if rows is None else rows)
     if core is None and hasattr(os, "sched_getaffinity"):
         core = max(os.sched_getaffinity(0))
     results = []
-    for _, row, env, width in _plan(rows, envs, widths, runs):
-        result = _run_cell(row, env, width, seconds=seconds, warmup=warmup, core=core)
-        results.append(result)
-        if on_cell is not None:
-            on_cell(result)
+    for _, cell_rows, env, cell_widths in _plan(rows, envs, widths, runs, one_process):
+        for result in _run_cells(
+            cell_rows, env, cell_widths, seconds=seconds, warmup=warmup, core=core
+        ):
+            results.append(result)
+            if on_cell is not None:
+                on_cell(result)
     return {
         "config": {
             "rows": rows,
@@ -137,10 +180,11 @@ def run_bench(
             "seconds": seconds,
             "warmup": warmup,
             "core": core,
+            "one_process": one_process,
         },
         "machine": {"python": platform.python_version(), "platform": platform.platform()},
         "versions": _versions(),
-        "reference": {"row": SEED_ROW, "env": "CartPole-v0", "actions_per_s": SEED_2018},
+        "reference": {"row": RLLIB_ROW, "env": "CartPole-v0", "actions_per_s": RLLIB_2018},
         "cells": summarize(results),
     }
 
@@ -176,9 +220,10 @@ def print_table(report: dict[str, Any]) -> None:
         for width in config["widths"]:
             table.add_column(f"W={width}", justify="right")
         if env == "CartPole-v1":
-            seed = report["reference"]["actions_per_s"]
+            published = report["reference"]["actions_per_s"]
             table.add_row(
-                SEED_ROW, *(f"{seed[w]:,.0f}" if w in seed else "-" for w in config["widths"])
+                RLLIB_ROW,
+                *(f"{published[w]:,.0f}" if w in published else "-" for w in config["widths"]),
             )
         for row in config["rows"]:
             cells = {c["width"]: c for c in report["cells"] if c["row"] == row and c["env"] == env}
@@ -200,7 +245,7 @@ def _cell_text(report: dict[str, Any], cell: dict[str, Any] | None) -> str:
     return text
 
 
-@click.command(short_help="The seed's throughput table (CartPole, 64x64 MLP) on this machine.")
+@click.command(short_help="RLlib's 2018 throughput table (CartPole, 64x64 MLP) on this machine.")
 @click.option(
     "--widths",
     default=",".join(map(str, DEFAULT_WIDTHS)),
@@ -214,12 +259,21 @@ def _cell_text(report: dict[str, Any], cell: dict[str, Any] | None) -> str:
     metavar="ID",
     help="Another env id to measure besides CartPole-v1 (repeatable), e.g. Pong-v5.",
 )
-@click.option("--rows", default=None, help="Rows to run, comma-separated (default: all here).")
+@click.option(
+    "--rows",
+    default=None,
+    help="Rows to run, comma-separated. Default: the built-in rows whose library is installed; "
+    "a plugin's batching strategy runs only when named here (hub-batching-ray).",
+)
 @click.option("--runs", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--seconds", type=click.FloatRange(min=0.01), default=3.0, show_default=True)
 @click.option("--warmup", type=click.FloatRange(min=0.0), default=0.5, show_default=True)
 @click.option("--core", type=int, default=None, help="The core to pin to (default: the last).")
-@click.option("--quick", is_flag=True, help="Widths 1 and 8, one short run: under a minute.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Widths 1 and 8, one short run, every cell in one process: under a minute.",
+)
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
@@ -240,7 +294,7 @@ def bench(
     plot: Path | None,
     as_json: bool,
 ) -> None:
-    """Measure the seed's table (RLlib 2018: CartPole on one core with a 64x64 MLP policy,
+    """Measure RLlib's 2018 throughput table (CartPole on one core with a 64x64 MLP policy,
     actions/s at vector widths 1, 8 and 64) on this machine: the raw libraries' vector envs
     beside hub's batching paths over them. Each cell runs in a fresh process pinned to one core;
     runs are interleaved; a cell shows the median [min-max] and, for hub rows, the ratio to the
@@ -283,6 +337,9 @@ def bench(
     errors = [c for c in report["cells"] if c["errors"]]
     for cell in errors:
         console().print(f"{cell['row']} {cell['env']} W={cell['width']}: {cell['errors'][0]}")
+    if row_list is None and strategy_rows():
+        named = ",".join(strategy_rows())
+        console().print(f"Plugins' batching strategies run when named: --rows {named}")
     if plot is not None:
         console().print(f"plot written to {plot}")
 

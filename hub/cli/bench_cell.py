@@ -4,7 +4,9 @@
 (and so every thread and process it starts) to core ``C``, runs torch on one thread, builds the
 row's loop (:mod:`hub.cli.bench_loops`), steps it for ``W`` seconds of warm-up, then counts the
 vector steps of the next ``S`` seconds, and prints one JSON line:
-``{"row", "env", "width", "steps", "seconds", "actions_per_s"}`` (or ``"error"``).
+``{"row", "env", "width", "steps", "seconds", "actions_per_s"}`` (or ``"error"``). ``ROW`` and
+``WIDTH`` may list several (``gymnasium,hub-serial`` and ``1,8``): every row at every width is
+measured in turn, one line each (``hub bench --quick``).
 
 Example:
     >>> cell = measure_cell("hub-serial", "CartPole-v1", 2, seconds=0.05, warmup=0.01)
@@ -68,27 +70,31 @@ def measure_cell(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hub.cli.bench_cell")
-    parser.add_argument("row")
+    parser.add_argument("rows", help="one row, or several separated by commas")
     parser.add_argument("env_id")
-    parser.add_argument("width", type=int)
+    parser.add_argument("widths", help="one width, or several separated by commas")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--core", type=int, default=None)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")  # the libraries' warnings at make time say nothing of speed
     pin_to_core(args.core)
-    try:
-        cell = measure_cell(
-            args.row, args.env_id, args.width, seconds=args.seconds, warmup=args.warmup
-        )
-    except Exception as err:  # reported as the cell's result: the table shows what failed
-        cell = {
-            "row": args.row,
-            "env": args.env_id,
-            "width": args.width,
-            "error": f"{type(err).__name__}: {err}",
-        }
-    sys.stdout.write(json.dumps(cell) + "\n")
+    widths = [int(w) for w in args.widths.split(",") if w.strip()]
+    for row in (r.strip() for r in args.rows.split(",") if r.strip()):
+        for width in widths:
+            try:
+                cell = measure_cell(
+                    row, args.env_id, width, seconds=args.seconds, warmup=args.warmup
+                )
+            except Exception as err:  # reported as the cell's result: the table shows it
+                cell = {
+                    "row": row,
+                    "env": args.env_id,
+                    "width": width,
+                    "error": f"{type(err).__name__}: {err}",
+                }
+            sys.stdout.write(json.dumps(cell) + "\n")
+            sys.stdout.flush()
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The loops ``hub bench`` times: one per row of the seed's table, each driven by the same policy.
+"""The loops ``hub bench`` times: one per row of its table, each driven by the same policy.
 
 A row is a way to step ``W`` copies of an env: the raw library's own vector env, or hub over it
 (native batching, ``SerialEnv``, ``ParallelEnv``, a plugin's batching strategy). Each loop is
@@ -6,7 +6,8 @@ built by :func:`build_loop` and returned as a function that does one vector step
 picks ``W`` actions from the current observations, the env steps, finished episodes reset
 through the system's own path (the raw libraries' autoreset, hub's ``step_and_maybe_reset``).
 
-The policy is the seed's: an MLP ``obs -> 64 -> 64 -> n`` with tanh, argmax of its output,
+The policy is the one of RLlib's 2018 table: an MLP ``obs -> 64 -> 64 -> n`` with tanh, argmax
+of its output,
 under ``torch.no_grad()``. hub rows hand the action over in hub's default encoding (one-hot for
 a discrete action), as a user's policy would.
 
@@ -62,7 +63,8 @@ def hub_strategy_row(strategy: str) -> str:
 
 
 def mlp_policy(obs_size: int, n_actions: int, seed: int = 0) -> Any:
-    """The seed's policy: ``obs_size -> 64 -> 64 -> n_actions``, tanh, untrained, seeded."""
+    """The policy of RLlib's 2018 table: ``obs_size -> 64 -> 64 -> n_actions``, tanh, untrained,
+    seeded."""
     import torch
 
     torch.manual_seed(seed)

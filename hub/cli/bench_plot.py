@@ -1,8 +1,8 @@
 """The chart of ``hub bench --plot FILE``: actions/s by vector width, one bar per row.
 
 Bars are grouped by width (one group per env and width), the raw libraries beside hub's rows
-over them, on a log scale (the widths differ by 10x and more); the seed's 2018 figures are a
-grey bar of their own. PNG or SVG, by the file's extension; drawn with matplotlib (Agg).
+over them, on a log scale (the widths differ by 10x and more); RLlib's published 2018 figures
+are a grey bar of their own. PNG or SVG, by the file's extension; drawn with matplotlib (Agg).
 
 Example:
     >>> report = {"config": {"rows": ["gymnasium"], "widths": [1], "envs": ["CartPole-v1"]},
@@ -63,7 +63,7 @@ def plot_report(report: dict[str, Any], path: Path) -> Path:
     ax.set_xticklabels([f"{env}\nW={width}" for env, width in groups])
     ax.set_yscale("log")
     ax.set_ylabel("actions per second (one core)")
-    ax.set_title("hub bench: the seed's table on this machine (median, min-max)")
+    ax.set_title("hub bench: RLlib's 2018 table on this machine (median, min-max)")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     path = Path(path)

@@ -205,8 +205,9 @@ def mujoco_gl_report(environ: dict[str, str] | None = None) -> dict[str, Any]:
     if value is None:
         if not display and sys.platform.startswith("linux"):
             report["advice"] = (
-                f"MUJOCO_GL is not set and there is no display: dm_control would try GLFW first; "
-                f"{headless_fix}."
+                "MUJOCO_GL is not set and there is no display: hub's dm_control plugin sets "
+                "MUJOCO_GL=egl before it imports dm_control (osmesa without libEGL, disable "
+                "without either); set MUJOCO_GL to choose yourself."
             )
         return report
     canonical = MUJOCO_GL_ALIASES.get(value.strip().lower(), value.strip().lower())

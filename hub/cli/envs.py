@@ -43,6 +43,8 @@ def count_by_namespace(uris: Iterable[str]) -> dict[str, list[str]]:
 def envs(namespace: str | None, counts: bool | None, as_json: bool) -> None:
     """List env URIs: every namespace's, or only those of NS.
 
+    NS whose library is not installed is an error (exit code 1) that says how to install it.
+
     \b
     Examples:
       hub envs              a table of namespaces and how many envs each has
@@ -52,6 +54,11 @@ def envs(namespace: str | None, counts: bool | None, as_json: bool) -> None:
     """
     import hub
 
+    if namespace is not None:  # a namespace whose backend is missing lists nothing: say so
+        from hub.plugins import ensure_plugins_loaded
+        from hub.registry.uris import get_namespace
+
+        get_namespace(ensure_plugins_loaded(), namespace)
     uris = list(hub.list_envs(namespace))
     if as_json:
         echo_json(uris)

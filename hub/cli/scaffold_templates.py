@@ -42,7 +42,8 @@ line-length = 100
 README = """\
 # $dist
 
-A [hub](https://github.com/) plugin: the namespace **`$name`**, with one env, **`$name:$env_id`**.
+A plugin for hub, the plugin-based environment hub for reinforcement learning: it adds the
+namespace **`$name`**, with one env, **`$name:$env_id`**.
 
 ```console
 $$ pip install -e ".[test]"

@@ -11,6 +11,10 @@ once (imports and the registration hooks).
 Code running in such a thread sees :func:`in_loader_thread` true: the plugin manager uses it to
 answer a plugin that asks for the plugins while they load, instead of waiting for itself.
 
+Whatever the function raises in its thread is its own doing, ``KeyboardInterrupt`` included:
+a signal (the user's Ctrl-C) is delivered to the main thread, which is waiting in ``join`` and
+gets it there, as any waiting code would.
+
 Example:
     >>> outcome = call_with_deadline(lambda: 42, timeout=5.0, name="toy")
     >>> (outcome.value, outcome.timed_out, outcome.error)
@@ -93,11 +97,15 @@ def _plugin_frames(frame: Any) -> str:
     return "".join(traceback.format_list(kept or frames))
 
 
-def call_with_deadline(fn: Callable[[], Any], timeout: float | None, name: str) -> Outcome:
+def call_with_deadline(
+    fn: Callable[[], Any], timeout: float | None, name: str, *, thread: bool | None = None
+) -> Outcome:
     """Call ``fn()``; with a ``timeout`` (seconds), in a daemon thread waited for that long.
 
-    ``timeout=None`` calls ``fn`` in the calling thread. An exception of ``fn`` is returned in
-    the outcome, never raised.
+    ``timeout=None`` calls ``fn`` in the calling thread, or with ``thread=True`` in a daemon
+    thread waited for as long as it takes (so that what ``fn`` raises is told apart from a
+    signal to the caller). An exception of ``fn`` (any ``BaseException``) is returned in the
+    outcome, never raised.
 
     Example:
         >>> import threading
@@ -108,21 +116,23 @@ def call_with_deadline(fn: Callable[[], Any], timeout: float | None, name: str) 
         >>> gate.set()
     """
     start = time.perf_counter()
-    if timeout is None:
+    if thread is None:
+        thread = timeout is not None
+    if not thread:
         outcome = Outcome()
         _run(fn, outcome)
         outcome.seconds = time.perf_counter() - start
         return outcome
     box = Outcome()  # written by the thread; read only if it finished in time
-    thread = threading.Thread(
+    worker = threading.Thread(
         target=_run, args=(fn, box), name=f"{THREAD_PREFIX}{name}", daemon=True
     )
-    thread.start()
-    thread.join(timeout)
-    if not thread.is_alive():
+    worker.start()
+    worker.join(timeout)
+    if not worker.is_alive():
         box.seconds = time.perf_counter() - start
         return box
-    frame = sys._current_frames().get(thread.ident or -1)
+    frame = sys._current_frames().get(worker.ident or -1)
     stack = _plugin_frames(frame) if frame is not None else ""
     return Outcome(
         timed_out=True,

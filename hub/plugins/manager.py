@@ -7,6 +7,10 @@ loaded before it, or that implements a hook hub does not define is *failed*: hub
 in its :class:`PluginInfo`, warns once on stderr (:class:`HubPluginWarning`) and uses nothing from
 it. Every other plugin keeps working.
 
+Whatever a third-party plugin raises while it loads fails that plugin only, ``KeyboardInterrupt``
+and other ``BaseException`` subclasses included (its code runs in its own thread, where no
+signal arrives: the user's Ctrl-C still stops hub, see ``_plugin_raised``).
+
 A third-party plugin has a deadline: its import and its hooks must finish within
 ``HUB_PLUGIN_LOAD_TIMEOUT`` seconds (default 30), or it is failed with its name and where it was
 stuck, and hub goes on without it; what it does after the deadline is never registered. One that
@@ -101,7 +105,8 @@ def _normalize(dist_name: str) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    said = str(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
 def load_timeout() -> float | None:
@@ -291,7 +296,9 @@ class HubPluginManager:
         )
         start = time.perf_counter()
         timeout = None if builtin else self._timeout  # hub's own plugins are trusted
-        loaded = call_with_deadline(ep.load, timeout, ep.name)
+        # a third-party plugin runs in its own thread even without a deadline, so that whatever
+        # it raises (KeyboardInterrupt too) is told apart from the user's Ctrl-C (_plugin_raised)
+        loaded = call_with_deadline(ep.load, timeout, ep.name, thread=not builtin)
         if loaded.timed_out:
             self._fail(
                 record,
@@ -302,8 +309,8 @@ class HubPluginManager:
                 traceback=loaded.traceback,
             )
         elif loaded.error is not None:
-            if not isinstance(loaded.error, Exception | SystemExit):
-                raise loaded.error  # KeyboardInterrupt and the like are not the plugin's fault
+            if not _plugin_raised(loaded.error, in_thread=not builtin):
+                raise loaded.error
             self._fail(
                 record,
                 loaded.error,
@@ -311,7 +318,7 @@ class HubPluginManager:
                 traceback=loaded.traceback,
             )
         else:
-            self._add(loaded.value, record, timeout=timeout, start=start)
+            self._add(loaded.value, record, timeout=timeout, start=start, thread=not builtin)
         record.load_time = time.perf_counter() - start
         if not builtin and record.error is None and record.load_time > SLOW_LOAD_SECONDS:
             _warn_once(
@@ -384,6 +391,7 @@ class HubPluginManager:
         *,
         timeout: float | None = None,
         start: float | None = None,
+        thread: bool = False,
     ) -> None:
         with self._lock:
             if record.name in self._records or self.pm.has_plugin(record.name):
@@ -403,7 +411,7 @@ class HubPluginManager:
                 return
             try:
                 record.hooks = self._check_hooks(plugin)
-                found = self._collect(plugin, record, timeout, start)
+                found = self._collect(plugin, record, timeout, start, thread)
                 record.claimed = tuple(ns.name for ns in found.namespaces)
                 self._check_clashes(found, record.name)
                 self._settle_namespaces(found, record)
@@ -440,7 +448,12 @@ class HubPluginManager:
         return tuple(names)
 
     def _collect(
-        self, plugin: Any, record: _Record, timeout: float | None, start: float | None
+        self,
+        plugin: Any,
+        record: _Record,
+        timeout: float | None,
+        start: float | None,
+        thread: bool = False,
     ) -> _Contributions:
         """Call the plugin's hooks (within what is left of its deadline) and check the results."""
         hooks = [
@@ -460,7 +473,7 @@ class HubPluginManager:
 
         if timeout is not None and start is not None:
             timeout = max(timeout - (time.perf_counter() - start), 0.001)
-        called = call_with_deadline(call_all, timeout, record.name)
+        called = call_with_deadline(call_all, timeout, record.name, thread=thread)
         if called.timed_out:
             failure = _PluginFailure(
                 f"its hook {current[0]} did not return within the load deadline "
@@ -470,7 +483,7 @@ class HubPluginManager:
             failure.trace = called.traceback
             raise failure
         if called.error is not None:
-            if not isinstance(called.error, Exception | SystemExit):
+            if not _plugin_raised(called.error, in_thread=thread):
                 raise called.error
             failure = _PluginFailure(f"its hook {current[0]} raised {_describe(called.error)}")
             failure.trace = called.traceback
@@ -735,6 +748,21 @@ class HubPluginManager:
         with self._reading():
             self._listings[name] = ids
         return ids
+
+
+def _plugin_raised(error: BaseException, *, in_thread: bool) -> bool:
+    """Whether ``error``, raised while a plugin's code ran, is the plugin's fault (it fails)
+    rather than something to pass on (raised again).
+
+    A third-party plugin runs in its loader thread, and every exception raised there is its
+    own: a signal such as the user's Ctrl-C goes to the main thread, which gets it while it
+    waits. So a ``KeyboardInterrupt``, a ``GeneratorExit`` or any other ``BaseException`` the
+    plugin raises fails the plugin, never every ``make_env`` and CLI command. Code that runs in
+    the calling thread (hub's own plugins, in-memory plugins) cannot be told apart from a
+    Ctrl-C there: only an ``Exception`` or a ``SystemExit`` (a plugin calling ``sys.exit``) fails
+    the plugin, and a ``KeyboardInterrupt`` stops the program as the user asked.
+    """
+    return in_thread or isinstance(error, Exception | SystemExit)
 
 
 def _results(hook: str, result: Any, cls: type) -> list[Any]:

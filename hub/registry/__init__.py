@@ -16,6 +16,13 @@ from hub.registry.conversions import (
     spec_conversions,
     unregister_spec_conversion,
 )
+from hub.registry.keywords import (
+    Keywords,
+    check_keywords,
+    keywords_of,
+    unexpected_keyword,
+    unknown_keyword_error,
+)
 from hub.registry.make import (
     batching_strategies,
     list_envs,
@@ -30,10 +37,13 @@ from hub.registry.uris import RESOLUTION_ORDER, parse_uri, resolution_order, res
 set_spec_converter(convert_spec)
 
 __all__ = [
+    "Keywords",
     "RESOLUTION_ORDER",
     "batching_strategies",
+    "check_keywords",
     "convert_spec",
     "find_spec_conversion",
+    "keywords_of",
     "list_envs",
     "list_plugins",
     "make_env",
@@ -44,5 +54,7 @@ __all__ = [
     "resolution_order",
     "resolve",
     "spec_conversions",
+    "unexpected_keyword",
+    "unknown_keyword_error",
     "unregister_spec_conversion",
 ]

@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from hub.errors import BatchingError
+from hub.errors import BatchingError, UnknownKeywordError
 from hub.plugins import (
     BatchingStrategy,
     HubPluginManager,
@@ -26,6 +26,7 @@ from hub.plugins import (
     ensure_plugins_loaded,
 )
 from hub.registry.guards import build_env
+from hub.registry.keywords import keywords_of, unexpected_keyword, unknown_keyword_error
 from hub.registry.uris import get_namespace, missing_requirement, resolution_order, resolve
 
 __all__ = [
@@ -38,6 +39,17 @@ __all__ = [
 ]
 
 BUILTIN_BATCHING = ("auto", "serial", "parallel", "native")
+#: the keyword arguments make_env takes itself (the others go to the namespace's make)
+MAKE_ENV_OPTIONS = (
+    "num_envs",
+    "batching",
+    "seed",
+    "device",
+    "transforms",
+    "checks",
+    "torchrl",
+    "timeout",
+)
 #: make_env's keywords that ParallelEnv takes (not the namespace's make)
 PARALLEL_OPTIONS = ("num_workers", "envs_per_worker", "start_method", "restart_failed")
 
@@ -88,6 +100,8 @@ def make_env(
             the message says what is known and what to install (a module the backend imports
             while building the env and that is not installed is a MissingDependencyError too).
         PluginError: the plugin's ``make`` returned something that is not a ``hub.EnvBase``.
+        UnknownKeywordError: a keyword in ``kwargs`` that the env does not take (a
+            ``TypeError`` too); the message names the close matches.
         InvalidSeedError: ``seed`` is not an int in ``[0, 2**32)``.
 
     Example:
@@ -113,7 +127,7 @@ def make_env(
                 f"batching={batching!r} batches several envs: pass num_envs=N as well "
                 "(or leave batching='auto' for one env)."
             )
-        env = _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs))
+        env = _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs), kwargs=kwargs)
     else:
         env = _make_batched(
             manager, ns, env_id, _check_num_envs(num_envs), batching, kwargs, timeout
@@ -189,7 +203,7 @@ def make_env_single(namespace: str, env_id: str, **kwargs: Any) -> Any:
     """
     manager = ensure_plugins_loaded()
     ns = get_namespace(manager, namespace)
-    return _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs))
+    return _build(manager, ns, env_id, lambda: ns.make(env_id, **kwargs), kwargs=kwargs)
 
 
 def _build(
@@ -198,14 +212,38 @@ def _build(
     env_id: str,
     make: Callable[[], Any],
     what: str = "make",
+    kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    return build_env(
-        make,
-        f"{ns.name}:{env_id}",
-        plugin=manager.namespace_plugin(ns.name),
-        what=f"namespace {ns.name!r}'s {what}",
-        install_lines=ns.optional,
-    )
+    uri = f"{ns.name}:{env_id}"
+    try:
+        return build_env(
+            make,
+            uri,
+            plugin=manager.namespace_plugin(ns.name),
+            what=f"namespace {ns.name!r}'s {what}",
+            install_lines=ns.optional,
+        )
+    except TypeError as exc:
+        error = _keyword_error(exc, ns, uri, kwargs or {})
+        if error is None:
+            raise
+        raise error from (exc.__cause__ if isinstance(exc, UnknownKeywordError) else exc)
+
+
+def _keyword_error(
+    exc: TypeError, ns: Namespace, uri: str, kwargs: dict[str, Any]
+) -> UnknownKeywordError | None:
+    """The error for a keyword of ``kwargs`` that ``exc`` says the env does not take, with the
+    close matches among what the plugin said it takes and ``make_env``'s own options."""
+    keyword = exc.keyword if isinstance(exc, UnknownKeywordError) else unexpected_keyword(exc)
+    if keyword is None or keyword not in kwargs:
+        return None
+    if isinstance(exc, UnknownKeywordError):
+        accepted = set(exc.accepted)
+    else:  # a plugin that does not check: what its make names, at least
+        accepted = set(keywords_of(ns.make, skip=("env_id",)).names)
+    options = {*MAKE_ENV_OPTIONS, *PARALLEL_OPTIONS}
+    return unknown_keyword_error(keyword, accepted | options, uri=uri)
 
 
 def make_env_batch(namespace: str, env_id: str, num_envs: int, **kwargs: Any) -> Any:
@@ -224,7 +262,9 @@ def make_env_batch(namespace: str, env_id: str, num_envs: int, **kwargs: Any) ->
         raise BatchingError(
             f"The namespace {namespace!r} has no native batching; build its envs one by one."
         )
-    return _build(manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs))
+    return _build(
+        manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs), kwargs=kwargs
+    )
 
 
 def _check_num_envs(num_envs: Any) -> int:
@@ -283,7 +323,9 @@ def _make_batched(
                 "its own threads, which hub cannot bound): use batching='parallel' for a "
                 "timeout, or leave it out."
             )
-        return _build(manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs))
+        return _build(
+            manager, ns, env_id, lambda: ns.make(env_id, num_envs=num_envs, **kwargs), kwargs=kwargs
+        )
     factory: Callable[[], Any] = functools.partial(make_env_single, ns.name, env_id, **kwargs)
     if batching == "serial":
         from hub.batching import SerialEnv

@@ -17,6 +17,7 @@ import inspect
 from typing import Any
 
 import hub
+from hub.registry import check_keywords, keywords_of
 
 __all__ = ["hub_namespaces", "make", "list_envs"]
 
@@ -26,6 +27,8 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase
 
     ``render_mode`` is taken by every built-in env, as by gymnasium's ``make``: ``None`` by all,
     ``"rgb_array"`` by those that render (Pendulum); the others say they cannot.
+    A keyword that the env class does not take raises :class:`hub.errors.UnknownKeywordError`
+    with the close matches.
 
     Example:
         >>> make("Pendulum").batch_size
@@ -40,7 +43,6 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase
         raise hub.errors.UnknownEnvError(
             f"The namespace 'hub' has no env {env_id!r}; its envs are {known}.", env_id=env_id
         ) from None
-    batch_size = (num_envs,) if num_envs is not None else ()
     if "render_mode" in kwargs and "render_mode" not in inspect.signature(cls.__init__).parameters:
         mode = kwargs.pop("render_mode")
         if mode is not None:
@@ -48,6 +50,10 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase
                 f"hub:{env_id} does not render (render_mode={mode!r}); hub:Pendulum does, "
                 "with render_mode='rgb_array'."
             )
+    accepted = keywords_of(cls, skip=("batch_size",))
+    if accepted.complete:
+        check_keywords(kwargs, accepted.names, uri=f"hub:{env_id}")
+    batch_size = (num_envs,) if num_envs is not None else ()
     return cls(batch_size=batch_size, **kwargs)
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import hub
+from hub_dm_control.headless import choose_gl_backend
 from hub_dm_control.rendering import gl_error, is_gl_failure
 
 __all__ = [
@@ -100,12 +101,14 @@ def import_suite() -> Any:
     """``dm_control.suite``, with a failure of dm_control's OpenGL set-up reported as such.
 
     dm_control chooses its OpenGL backend from ``MUJOCO_GL`` when it is imported, and raises
-    there when the backend named is missing or unknown.
+    there when the backend named is missing or unknown; a headless process that set none gets
+    one first (:func:`hub_dm_control.headless.choose_gl_backend`).
 
     Example:
         >>> import_suite().__name__
         'dm_control.suite'
     """
+    choose_gl_backend()
     try:
         from dm_control import suite
     except ImportError as exc:

@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 import hub
+from hub.registry import check_keywords, keywords_of
 
 __all__ = ["hub_namespaces", "hub_spec_conversions", "make", "list_envs", "SPEC_CONVERTERS"]
 
@@ -35,7 +36,8 @@ SPEC_CONVERTERS = {
 
 def make(env_id: str, **kwargs: Any) -> hub.EnvBase:
     """Build the suite task ``env_id`` (``"domain/task"``); keyword arguments go to
-    :class:`hub_dm_control.DMControlEnv`.
+    :class:`hub_dm_control.DMControlEnv` (a name it does not take raises
+    :class:`hub.errors.UnknownKeywordError` with the close matches).
 
     Example:
         >>> make("cartpole/balance", frame_skip=2).frame_skip
@@ -49,6 +51,9 @@ def make(env_id: str, **kwargs: Any) -> hub.EnvBase:
             f"dm_control ids are 'domain/task' (e.g. 'dm_control:cheetah/run'), got {env_id!r}.",
             env_id=env_id,
         )
+    accepted = keywords_of(DMControlEnv, skip=("domain", "task", "env"))
+    if accepted.complete:
+        check_keywords(kwargs, accepted.names, uri=f"dm_control:{env_id}")
     return DMControlEnv(domain, task, **kwargs)
 
 

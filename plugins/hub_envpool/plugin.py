@@ -22,38 +22,52 @@ import hub
 __all__ = ["hub_namespaces", "make", "list_envs"]
 
 
+#: the arguments make passes to MultiThreadedEnv itself; any other name is a task option
+OWN = (
+    "create_env_kwargs",
+    "categorical_action_encoding",
+    "device",
+    "frame_skip",
+    "infos",
+    "batch_size",
+    "unbatched",
+    "env_type",
+    "checks",
+    "spec_locked",
+    "allow_done_after_reset",
+)
+
+
 def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> Any:
     """Build ``env_id`` with ``num_envs`` envs in one pool (``None``: one env, batch size ``[]``).
 
     Other keyword arguments go to :class:`hub_envpool.MultiThreadedEnv` (``create_env_kwargs``,
-    ``categorical_action_encoding``, ``frame_skip``, ``infos``, ``batch_size``, ``device``, ...);
-    any other name is taken as an EnvPool task option (``make("Pong-v5", img_height=64)``).
+    ``categorical_action_encoding``, ``frame_skip``, ``infos``, ``batch_size``, ``device``, ...); any other
+    name is taken as an EnvPool task option (``make("Pong-v5", img_height=64)``), checked first
+    (:mod:`hub_envpool.options`): a count EnvPool would crash on, or a name the task does not
+    have, raises a hub error.
 
     Example:
         >>> make("CartPole-v1").batch_size
         torch.Size([])
     """
     from hub_envpool.env import MultiThreadedEnv
+    from hub_envpool.options import check_options, unknown_option_error
 
-    own = {
-        "create_env_kwargs",
-        "categorical_action_encoding",
-        "device",
-        "frame_skip",
-        "infos",
-        "batch_size",
-        "unbatched",
-        "env_type",
-        "checks",
-        "spec_locked",
-        "allow_done_after_reset",
-    }
-    task = {key: kwargs.pop(key) for key in list(kwargs) if key not in own}
+    task = {key: kwargs.pop(key) for key in list(kwargs) if key not in OWN}
+    options = {**(kwargs.get("create_env_kwargs") or {}), **task}
+    check_options(env_id, options)
     if task:
-        kwargs["create_env_kwargs"] = {**(kwargs.get("create_env_kwargs") or {}), **task}
-    if num_envs is None:
-        return MultiThreadedEnv(1, env_id, **{"unbatched": True, **kwargs})
-    return MultiThreadedEnv(num_envs, env_id, **kwargs)
+        kwargs["create_env_kwargs"] = options
+    try:
+        if num_envs is None:
+            return MultiThreadedEnv(1, env_id, **{"unbatched": True, **kwargs})
+        return MultiThreadedEnv(num_envs, env_id, **kwargs)
+    except TypeError as exc:
+        error = unknown_option_error(exc, env_id, options, OWN, f"envpool:{env_id}")
+        if error is None:
+            raise
+        raise error from exc
 
 
 def list_envs() -> list[str]:

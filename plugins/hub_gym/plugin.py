@@ -57,18 +57,33 @@ SPACE_CONVERTERS = {
 def make(backend: str, env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase:
     """Build ``env_id`` with ``backend`` active (``num_envs``: one vector env of that size).
 
+    A keyword that neither :class:`hub_gym.GymEnv`, the backend's ``make`` nor the env takes
+    raises :class:`hub.errors.UnknownKeywordError` with the close matches.
+
     Example:
         >>> make("gymnasium", "Pendulum-v1").batch_size
         torch.Size([])
     """
     from hub_gym.env import GymEnv
+    from hub_gym.keywords import unknown_keyword
+    from hub_gym.placeholders import placeholder_error
 
     with hub.set_gym_backend(backend):
-        return GymEnv(env_id, num_envs=num_envs, **kwargs)
+        placeholder = placeholder_error(hub.gym_backend(), env_id)
+        if placeholder is not None:
+            raise placeholder
+        try:
+            return GymEnv(env_id, num_envs=num_envs, **kwargs)
+        except TypeError as exc:
+            error = unknown_keyword(exc, hub.gym_backend(), env_id, kwargs, f"{backend}:{env_id}")
+            if error is None:
+                raise
+            raise error from exc
 
 
 def list_envs(backend: str) -> list[str]:
-    """The ids registered with ``backend``.
+    """The ids registered with ``backend``, without those it keeps only to raise an error
+    (:mod:`hub_gym.placeholders`).
 
     Example:
         >>> "CartPole-v1" in list_envs("gymnasium")
@@ -76,11 +91,12 @@ def list_envs(backend: str) -> list[str]:
     """
     from hub_gym.compat import resolve_compat
     from hub_gym.compat.make import import_env_packages
+    from hub_gym.placeholders import made_ids
 
     compat = resolve_compat(backend)
     if backend == "gymnasium":
         import_env_packages()  # ale-py registers its ids with gymnasium when imported
-    return sorted(compat.list_env_ids(compat.module))
+    return sorted(made_ids(compat.module, compat.list_env_ids(compat.module)))
 
 
 def _convert(name: str, space: Any, **kwargs: Any) -> Any:

@@ -7,15 +7,27 @@ workers at normal priority, not Ray's default niceness of 15, unless ``RAY_worke
 set).
 A process that is already connected (``ray.init`` was called) keeps its connection.
 
+A ``RayEnv``'s actors live in the Ray instance it was made in. Once that instance is gone
+(``ray.shutdown()``, perhaps followed by a new ``ray.init()``), any Ray call would start a new
+local instance on its own (several seconds) and then fail with Ray's bare ``Exception: Failed
+to submit task to actor``: :func:`check_session` raises :class:`RayShutdownError` first.
+
 Example:
     >>> started = connect(None)  # doctest: +SKIP
+    >>> check_session(ray_session(), "step")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["connect"]
+import hub
+
+__all__ = ["RayShutdownError", "check_session", "connect", "ray_session", "same_session"]
+
+
+class RayShutdownError(hub.errors.WorkerError):
+    """The Ray instance that held a ``RayEnv``'s actors was shut down."""
 
 
 def connect(address: str | None) -> bool:
@@ -34,3 +46,45 @@ def connect(address: str | None) -> bool:
     else:
         ray.init(address=address, logging_level="warning")
     return True
+
+
+def ray_session() -> str | None:
+    """The Ray instance this process is connected to (the id of its node), or ``None``."""
+    import ray
+
+    if not ray.is_initialized():
+        return None
+    try:
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:  # a client connection without a node id: nothing to compare
+        return None
+
+
+def same_session(session: str | None) -> bool:
+    """Whether this process is still connected to the Ray instance ``session`` names."""
+    import ray
+
+    if not ray.is_initialized():
+        return False
+    return session is None or ray_session() in (None, session)
+
+
+def check_session(session: str | None, what: str) -> None:
+    """Raise :class:`RayShutdownError` unless this process is still connected to the Ray
+    instance ``session`` (:func:`ray_session` when the env was made), before a Ray call would
+    start a new one.
+    """
+    import ray
+
+    if same_session(session):
+        return
+    if not ray.is_initialized():
+        happened = "Ray was shut down (ray.shutdown())"
+    else:
+        happened = "Ray was shut down and started again (ray.init())"
+    raise RayShutdownError(
+        f"{what}() on a RayEnv whose Ray instance is gone: {happened} while the env was open, "
+        "and its actors went with it. hub does not start a new Ray instance for them. Close "
+        "this env and build a new one (make_env(..., batching='ray') connects again); "
+        "shut Ray down after env.close()."
+    )

@@ -36,7 +36,7 @@ from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
 from hub.specs import numpy_dtype
 from hub_ray.actor import METHOD, EnvActor
 from hub_ray.arrays import Arrays, join_rows, split_rows
-from hub_ray.connect import connect
+from hub_ray.connect import check_session, connect, ray_session, same_session
 from hub_ray.faults import ActorPlace, ActorRestartWarning, died_error, raised_error
 from hub_ray.specs import join_specs
 
@@ -138,6 +138,7 @@ class RayEnv(hub.EnvBase):
         self._create_env_fn = create_env_fn
         self._create_batch_fn = create_batch_fn
         self.started_ray = connect(address)
+        self._ray_session = ray_session()  # its actors live there: check_session before calls
         sizes = _actor_sizes(num_envs, envs_per_actor, ray.cluster_resources().get("CPU", 1))
         self._options = _per_actor(actor_options, len(sizes))
         self._ranges = _ranges(sizes)
@@ -253,6 +254,7 @@ class RayEnv(hub.EnvBase):
     def _ready(self, what: str) -> None:
         if self.is_closed:
             raise _closed_error(what)
+        check_session(self._ray_session, what)
         job = self._job
         if job is not None:
             kind = "step" if job.kind == "fused" else job.kind
@@ -270,6 +272,7 @@ class RayEnv(hub.EnvBase):
     def _send_step(self, inputs: Arrays, rows: Any, fused: bool) -> _Call:
         if self.is_closed:
             raise _closed_error("step")
+        check_session(self._ray_session, "step")
         active = self._rows_of(rows)
         parts = split_rows(inputs, self._ranges)
         method = "step_reset" if fused else "step"
@@ -607,8 +610,8 @@ class RayEnv(hub.EnvBase):
 
         self._job = self._fetched = None
         self._last.clear()
-        if not self._actors or not ray.is_initialized():
-            self._actors = []
+        if not self._actors or not same_session(self.__dict__.get("_ray_session")):
+            self._actors = []  # gone with the Ray instance they lived in
             return
         refs = [actor.close.remote() for actor in self._actors]
         ray.wait(refs, num_returns=len(refs), timeout=self.shutdown_timeout)

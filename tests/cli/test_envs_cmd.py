@@ -65,3 +65,46 @@ def test_envs_counts_with_fakes(invoke, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "A, B, C, ..." in result.stdout
     assert "5 envs" in result.stdout
+
+
+@pytest.fixture
+def missing_backend():
+    """A namespace whose backend library is not installed, registered for the test."""
+    from hub.plugins import Namespace, get_plugin_manager, hookimpl
+
+    class Plugin:
+        @hookimpl
+        def hub_namespaces(self):
+            return [
+                Namespace(
+                    "absentlib",
+                    make=print,
+                    list_envs=lambda: ["Walk-v0"],
+                    requires=("hubtest_surely_missing_lib",),
+                    extra="absentlib",
+                )
+            ]
+
+    manager = get_plugin_manager()
+    manager.register(Plugin(), name="absentlib")
+    yield "absentlib"
+    manager.unregister("absentlib")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_envs_of_a_namespace_whose_library_is_missing_says_so(invoke, missing_backend, as_json):
+    result = invoke("envs", missing_backend, *(["--json"] if as_json else []))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "needs 'hubtest_surely_missing_lib', which is not installed" in result.stderr
+    assert 'pip install "hub[absentlib]"' in result.stderr
+
+
+def test_envs_gym_without_gym_names_the_install_line(invoke, real_registry):
+    import importlib.util
+
+    if importlib.util.find_spec("gym") is not None:
+        pytest.skip("gym is installed here (tox envs with gym list its envs)")
+    result = invoke("envs", "gym")
+    assert result.exit_code == 1
+    assert 'pip install "hub[gym]"' in result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,13 @@ def test_it_writes_a_whole_distribution(demo):
     pyproject = (demo / "pyproject.toml").read_text()
     assert '[project.entry-points."hub.plugins"]\ndemo = "hub_plugin_demo.plugin"' in pyproject
     assert "hub_conformance" in (demo / "tests" / "test_hub_plugin_demo.py").read_text()
+
+
+def test_its_readme_links_nowhere_made_up(demo):
+    """Its README named hub with a link to https://github.com/ (no page of hub's)."""
+    readme = (demo / "README.md").read_text()
+    assert re.findall(r"\]\((https?://[^)]*)\)", readme) == []
+    assert "plugin for hub" in readme and "`demo:" in readme
 
 
 def test_its_code_is_lint_clean(demo):

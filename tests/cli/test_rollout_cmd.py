@@ -162,3 +162,28 @@ def test_ctrl_c_prints_the_partial_summary_and_closes(invoke, pendulum, monkeypa
 
     data = json.loads(result.stdout)
     assert data["interrupted"] is True and data["steps"] == 3
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+@pytest.mark.parametrize("uri", ["envpool:Pong-v5", "dm_control:cartpole/swingup"])
+def test_the_progress_bar_keeps_its_figures_whole_on_a_narrow_terminal(monkeypatch, width, uri):
+    """At 80 columns the bar used to cut "3000" to "30…" (and the times to "0:00:…")."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from hub.cli import output
+    from hub.cli.progress import rollout_progress
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=width, force_terminal=True, color_system=None)
+    monkeypatch.setattr(output, "console", lambda stderr=False: console)
+    with rollout_progress(uri, 3000, enabled=True, num_envs=8) as on_progress:
+        on_progress(1500, 17)
+    lines = [line for line in re.split(r"\x1b\[[0-9;?]*[A-Za-z]|\n", screen.getvalue()) if line]
+    text = "\n".join(lines)
+    assert "…" not in text
+    assert "1500/3000" in text and " env-steps/s 17 episodes " in text and " eta " in text
+    assert uri in text  # on the bar's line, or above it when the line has no room
+    assert max(len(line) for line in lines) <= width

@@ -85,11 +85,12 @@ def test_a_plugin_that_hangs_at_import_fails_by_name_and_hub_goes_on(fake_dist, 
     assert "hub plugin 'hang' (hub-plugin-hang 1.2.3) failed" in result.stderr
     code = """
         import hub
-        print(hub.make_env("zoo:Walk-v0").made[0], hub.make_env("hub:Counting").batch_size)
+        print(hub.list_envs("zoo"), "hub" in hub.plugins.get_plugin_manager().namespace_names())
         print([p.name for p in hub.list_plugins() if p.error])
-    """
+    """  # no torch in the child: it starts in a fraction of the time (make_env of another
+    # plugin after a failed one: test_a_plugin_that_finishes_after_its_deadline_is_never_...)
     made = run_python(code, path=[site], env=env)
-    assert made.stdout.split("\n")[:2] == ["zoo torch.Size([])", "['hang']"]
+    assert made.stdout.split("\n")[:2] == ["['zoo:Walk-v0'] True", "['hang']"]
 
 
 def test_a_plugin_whose_hook_hangs_fails_by_name(fake_dist, run_python):
@@ -99,18 +100,18 @@ def test_a_plugin_whose_hook_hangs_fails_by_name(fake_dist, run_python):
         stuck = next(p for p in hub.list_plugins() if p.name == "stuck")
         print(stuck.error)
         print(stuck.traceback)
-        print(hub.make_env("hub:Counting").batch_size)
+        print(hub.plugins.get_plugin_manager().namespace_names())
     """
     out = run_python(code, path=[site], env={"HUB_PLUGIN_LOAD_TIMEOUT": "2"}).stdout
     assert "its hook hub_namespaces did not return within the load deadline" in out
     assert "in hub_namespaces" in out and "time.sleep(60)" in out
-    assert out.rstrip().endswith("torch.Size([])")
+    assert "'hub'" in out.rstrip().splitlines()[-1]  # the others' namespaces are served
 
 
 def test_strict_mode_raises_for_a_plugin_that_hangs(fake_dist, run_python):
     site = site_of(fake_dist("hub-plugin-hang", "hubtest_hang", HANGS_AT_IMPORT, "hang"))
     env = {"HUB_PLUGIN_LOAD_TIMEOUT": "1", "HUB_STRICT_PLUGINS": "1"}
-    code = "import hub; hub.make_env('hub:Counting')"
+    code = "import hub; hub.list_plugins()"  # no torch: the child starts fast
     result = run_python(code, path=[site], env=env, check=False)
     assert result.returncode == 1
     assert "PluginLoadError: hub plugin 'hang'" in result.stderr

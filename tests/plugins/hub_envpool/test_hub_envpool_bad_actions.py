@@ -38,71 +38,77 @@ def _run(code: str) -> subprocess.CompletedProcess:
     )
 
 
-def _assert_survived(done: subprocess.CompletedProcess, cases: int) -> None:
+def _assert_survived(done: subprocess.CompletedProcess, part: str, cases: int) -> None:
     assert done.returncode == 0, (
         f"the process died (return code {done.returncode}; -11 is SIGSEGV)\n"
         f"stdout:\n{done.stdout}\nstderr:\n{done.stderr[-3000:]}"
     )
-    lines = done.stdout.split()
+    lines = done.stdout.split(f"=== {part}\n", 1)[1].split("=== ", 1)[0].split()
     assert lines.count("refused") == cases and lines[-1] == "usable", done.stdout
 
 
-def test_out_of_range_categories_are_refused_not_crashing():
-    done = _run(
-        """
-        import torch, hub
-        env = hub.make_env("envpool:Pong-v5", num_envs=2, categorical_action_encoding=True)
-        td = env.reset()
-        for bad in (-100000, 2**31 - 1, 6, 100, -1, 2**40):
-            action = torch.tensor([0, bad])
-            for path in ("step", "fused", "rollout", "check_step_input"):
-                td.set("action", action)
-                try:
-                    if path == "step":
-                        env.step(td)
-                    elif path == "fused":
-                        env.step_and_maybe_reset(td)
-                    elif path == "rollout":
-                        env.rollout(2, policy=lambda t: t.set("action", action))
-                    else:
-                        env.check_step_input(td)
-                    print("accepted", bad, path)
-                except hub.errors.SpecMismatchError as err:
-                    assert "outside [0, 6)" in str(err), err
-                    print("refused")
-        td = env.reset()
-        td.set("action", torch.tensor([5, 0]))
-        env.step_and_maybe_reset(td)
-        print("usable")
-        """
-    )
-    _assert_survived(done, cases=6 * 4)
+OUT_OF_RANGE = """
+env = hub.make_env("envpool:Pong-v5", num_envs=2, categorical_action_encoding=True)
+td = env.reset()
+for bad in (-100000, 2**31 - 1, 6, 100, -1, 2**40):
+    action = torch.tensor([0, bad])
+    for path in ("step", "fused", "rollout", "check_step_input"):
+        td.set("action", action)
+        try:
+            if path == "step":
+                env.step(td)
+            elif path == "fused":
+                env.step_and_maybe_reset(td)
+            elif path == "rollout":
+                env.rollout(2, policy=lambda t: t.set("action", action))
+            else:
+                env.check_step_input(td)
+            print("accepted", bad, path)
+        except hub.errors.SpecMismatchError as err:
+            assert "outside [0, 6)" in str(err), err
+            print("refused")
+td = env.reset()
+td.set("action", torch.tensor([5, 0]))
+env.step_and_maybe_reset(td)
+print("usable")
+"""
+
+ASYNC = """
+env = hub.make_env("envpool:CartPole-v1", num_envs=4, batch_size=2,
+                   categorical_action_encoding=True)
+td = env.reset()
+for action, ids in (([0, -100000], [0, 1]), ([0, 2], [0, 1]), ([0, 1], [0, 7]),
+                    ([0, 1], [-3, 1])):
+    bad = td.clone()
+    bad.set("action", torch.tensor(action))
+    bad.set("env_id", torch.tensor(ids))
+    try:
+        env.step_send(bad)
+        print("accepted", action, ids)
+    except hub.errors.SpecMismatchError as err:
+        print("refused")
+td.set("action", torch.tensor([1, 0]))
+env.step_send(td)
+env.step_fetch()
+print("usable")
+"""
 
 
-def test_async_step_send_refuses_bad_actions_and_env_ids():
-    done = _run(
-        """
-        import torch, hub
-        env = hub.make_env("envpool:CartPole-v1", num_envs=4, batch_size=2,
-                           categorical_action_encoding=True)
-        td = env.reset()
-        for action, ids in (([0, -100000], [0, 1]), ([0, 2], [0, 1]), ([0, 1], [0, 7]),
-                            ([0, 1], [-3, 1])):
-            bad = td.clone()
-            bad.set("action", torch.tensor(action))
-            bad.set("env_id", torch.tensor(ids))
-            try:
-                env.step_send(bad)
-                print("accepted", action, ids)
-            except hub.errors.SpecMismatchError as err:
-                print("refused")
-        td.set("action", torch.tensor([1, 0]))
-        env.step_send(td)
-        env.step_fetch()
-        print("usable")
-        """
-    )
-    _assert_survived(done, cases=4)
+@pytest.fixture(scope="module")
+def crash_cases() -> subprocess.CompletedProcess:
+    """Both crash cases in one child process (one start-up of torch, hub and EnvPool)."""
+    code = "import torch, hub\n"
+    for name, script in (("out_of_range", OUT_OF_RANGE), ("async", ASYNC)):
+        code += f"print('=== {name}')\n" + script
+    return _run(code)
+
+
+def test_out_of_range_categories_are_refused_not_crashing(crash_cases):
+    _assert_survived(crash_cases, "out_of_range", cases=6 * 4)
+
+
+def test_async_step_send_refuses_bad_actions_and_env_ids(crash_cases):
+    _assert_survived(crash_cases, "async", cases=4)
 
 
 @pytest.mark.parametrize("path", ["step", "lean", "rollout"])

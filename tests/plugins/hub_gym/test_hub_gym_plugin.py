@@ -55,3 +55,26 @@ def test_missing_backend_names_the_install_line() -> None:
 @pytest.mark.skipif(not BACKENDS, reason=NO_BACKEND)
 def test_gym_backend_is_the_first_installed() -> None:
     assert hub.gym_backend().__name__ == BACKENDS[0]
+
+
+def test_ids_kept_only_to_raise_are_not_listed_and_say_what_to_use():
+    """gymnasium >= 1.0 keeps Swimmer-v2 & co. only to raise ImportError (moved to
+    gymnasium-robotics): not listed, and making one names the id that replaced it."""
+    gymnasium = pytest.importorskip("gymnasium")
+
+    if "Swimmer-v2" not in gymnasium.envs.registry:
+        pytest.skip(f"gymnasium {gymnasium.__version__} does not register Swimmer-v2")
+    from hub_gym.placeholders import is_placeholder
+
+    if not is_placeholder(gymnasium, "Swimmer-v2"):
+        pytest.skip("this gymnasium's Swimmer-v2 is a real entry point (mujoco-py)")
+    listed = set(hub.list_envs("gymnasium"))
+    placeholders = [i for i in gymnasium.envs.registry if is_placeholder(gymnasium, i)]
+    assert "gymnasium:Swimmer-v2" not in listed and "gymnasium:Swimmer-v5" in listed
+    with pytest.raises(hub.errors.UnknownEnvError, match="Swimmer-v5"):
+        hub.make_env("gymnasium:Swimmer-v2")
+    shimmy = [i for i in placeholders if i.startswith("GymV")]
+    for env_id in shimmy:  # installable: listed, and making one names shimmy
+        assert f"gymnasium:{env_id}" in listed
+        with pytest.raises(hub.errors.MissingDependencyError, match="shimmy"):
+            hub.make_env(f"gymnasium:{env_id}")
