@@ -34,6 +34,7 @@ from typing import Any
 from hub.errors import HubError
 from hub.external.auth import AuthGate, check_serving, server_tls_context
 from hub.external.env import ExternalEnv
+from hub.external.framing import FrameConnection
 from hub.external.protocol import DEFAULT_MAX_MESSAGE_BYTES
 from hub.external.session import Session
 from hub.external.spec_wire import describe_composite, describe_leaf
@@ -46,7 +47,6 @@ log = logging.getLogger("hub.external.server")
 BULK_ROWS = 4096
 #: file descriptors kept free for everything else when max_connections is derived
 FD_RESERVE = 64
-STREAM_LIMIT = 64 * 1024
 ACCEPT_BACKLOG = 1024
 
 
@@ -144,6 +144,7 @@ class PolicyServer:
             "bulk_rows": BULK_ROWS if local_view == "bulk" else 0,
         }
         self.sessions: set[Session] = set()
+        self._tasks: set[asyncio.Task] = set()
         self._listener = _listen(host, port)
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
         self._closed = False
@@ -177,26 +178,24 @@ class PolicyServer:
             loop.close()
 
     async def _start(self) -> asyncio.AbstractServer:
-        tls_in_server = self.tls if not hasattr(asyncio.StreamWriter, "start_tls") else None
-        return await asyncio.start_server(
-            self._connected,
-            sock=self._listener,
-            limit=STREAM_LIMIT,
-            backlog=ACCEPT_BACKLOG,
-            ssl=tls_in_server,  # Python 3.10: TLS by the server (handshake failures unlogged)
-            ssl_handshake_timeout=self.handshake_timeout if tls_in_server else None,
+        return await asyncio.get_running_loop().create_server(
+            lambda: FrameConnection(self._opened), sock=self._listener, backlog=ACCEPT_BACKLOG
         )
 
-    async def _connected(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        session = Session(self, reader, writer)
+    def _opened(self, conn: FrameConnection) -> None:
+        """A connection was accepted: refuse it (over ``max_connections``) or serve it."""
+        session = Session(self, conn)
         if len(self.sessions) >= self.max_connections:
             session.refuse_busy()
             return
         self.sessions.add(session)
-        try:
-            await session.run()
-        finally:
-            self.sessions.discard(session)
+        task = asyncio.get_running_loop().create_task(session.run())
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._ended(session, done))
+
+    def _ended(self, session: Session, task: asyncio.Task) -> None:
+        self.sessions.discard(session)
+        self._tasks.discard(task)
 
     # ------------------------------------------------------------------ any thread
     @property
@@ -222,12 +221,11 @@ class PolicyServer:
         sessions = list(self.sessions)
         for session in sessions:
             session.stop()
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        tasks = list(self._tasks)
         if tasks:
-            await asyncio.wait(tasks, timeout=max(5.0, self.client_timeout))
+            await asyncio.wait(tasks, timeout=5.0)
         for task in tasks:
             task.cancel()
-        await self._server.wait_closed()
 
     def __enter__(self) -> PolicyServer:
         return self

@@ -1,7 +1,8 @@
 """One connection of a :class:`~hub.external.PolicyServer`: a coroutine on the server's loop.
 
 A session authenticates its peer (TLS, then a ``hello`` of at most ``HELLO_MAX_BYTES`` within
-``handshake_timeout``), then answers one message at a time. Every read has a deadline (a
+``handshake_timeout``), then answers one message at a time over its
+:class:`~hub.external.framing.FrameConnection` (answers to pipelined requests leave together). Every read has a deadline (a
 :class:`Deadline` closes the connection when it passes): the handshake's; ``client_timeout`` for
 the rest of a frame once its header came, and for the silence of a client whose episode runs;
 ``idle_timeout`` for the silence of any other client. Messages are checked before they touch the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +38,6 @@ from hub.external.protocol import (
     HELLO_MAX_BYTES,
     ProtocolError,
     check_fields,
-    check_size,
     decode_body,
     encode_array,
     encode_message,
@@ -44,6 +45,7 @@ from hub.external.protocol import (
 from hub.external.spec_wire import check_array, check_transitions
 
 if TYPE_CHECKING:
+    from hub.external.framing import FrameConnection
     from hub.external.server import PolicyServer
 
 __all__ = ["Session", "Deadline"]
@@ -90,14 +92,15 @@ class Deadline:
 class Session:
     """One client connection, from its first byte to its close."""
 
-    def __init__(
-        self, server: PolicyServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, server: PolicyServer, conn: FrameConnection) -> None:
         self.server = server
         self.env = server.env
-        self.reader = reader
-        self.writer = writer
-        peer = writer.get_extra_info("peername")
+        self.conn = conn
+        transport = conn.transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # answers leave at once
+        peer = transport.get_extra_info("peername")
         self.peer_host = str(peer[0]) if peer else "?"
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.episodes: set[str] = set()  # step-view episodes this connection started
@@ -120,19 +123,19 @@ class Session:
             message=f"the PolicyServer holds its maximum of {self.server.max_connections} "
             "connections; try again later",
         )
-        self.writer.close()
+        self.conn.close(linger=1.0)
 
     def stop(self) -> None:
         """End this client's episodes and close its connection (the server is closing)."""
         self.stopping = True
         for episode_id in list(self.episodes):
             self.env.truncate_episode(episode_id)
-        self.writer.transport.abort()
+        self.conn.abort()
 
     def _expired(self, reason: str) -> None:
         """A deadline passed: tell the client (if its socket takes it) and close."""
         self._send_now("error", code="timeout", message=f"the PolicyServer closed: {reason}")
-        self.writer.transport.abort()
+        self.conn.abort()
 
     async def run(self) -> None:
         try:
@@ -143,7 +146,7 @@ class Session:
             self._refused(err.code, str(err))
         except ClosedEnvError as err:
             self._refused("closed", str(err))
-        except (ConnectionError, OSError, asyncio.IncompleteReadError) as err:
+        except (ConnectionError, OSError) as err:
             if self.deadline.reason is not None:
                 log.warning("closed %s: %s", self.peer, self.deadline.reason)
             elif not self.authenticated and not self.stopping:
@@ -158,10 +161,13 @@ class Session:
             for episode_id in list(self.episodes):
                 self.env.truncate_episode(episode_id)
             self.env.truncate_transition_episodes(self.bulk_episodes)
-            self.writer.transport.abort()
+            if self.deadline.reason is not None or self.stopping:
+                self.conn.abort()
+            else:
+                self.conn.close(linger=self.server.client_timeout)
 
     def _refused(self, code: str, message: str) -> None:
-        """Log why the peer is refused, send it the error and close."""
+        """Log why the peer is refused, send it the error (the connection then closes)."""
         who = self.peer if self.authenticated else f"{self.peer} (not authenticated)"
         log.warning("refused %s: %s: %s", who, code, message)
         self._send_now("error", code=code, message=message)
@@ -169,28 +175,31 @@ class Session:
     def _send_now(self, kind: str, **fields: Any) -> None:
         """Write a message without waiting for the peer to read it (best effort)."""
         try:
-            if not self.writer.is_closing():
-                self.writer.write(encode_message(kind, **fields))
+            self.conn.send_now(encode_message(kind, **fields))
         except (OSError, RuntimeError):
             pass
 
-    async def _send(self, kind: str, **fields: Any) -> None:
-        self.writer.write(encode_message(kind, **fields))
-        if self.writer.transport.get_write_buffer_size() > 0:
-            self.deadline.arm(self.server.client_timeout, "the client did not read its answer")
-            await self.writer.drain()
-            self.deadline.disarm()
+    def _send(self, kind: str, **fields: Any) -> None:
+        """Queue an answer: it leaves with the others when the session next waits for input."""
+        self.conn.send(encode_message(kind, **fields))
+
+    async def _flush(self) -> None:
+        self.deadline.arm(self.server.client_timeout, "the client did not read its answers")
+        await self.conn.flush()
+        self.deadline.disarm()
 
     async def _read(self, max_bytes: int, limits: Any, wait_s: float | None, what: str):
-        """The next message: its header within ``wait_s``, its body within ``client_timeout``."""
+        """The next message: its header within ``wait_s``, its body within ``client_timeout``
+        (the queued answers leave first when no whole frame is buffered)."""
+        conn = self.conn
+        if not conn.frame_ready():
+            await self._flush()
         self.deadline.arm(wait_s, what)
-        header = await self.reader.readexactly(HEADER.size)
-        (size,) = HEADER.unpack(header)
-        check_size(size, max_bytes)
+        size = await conn.read_header(max_bytes)
         if self.authenticated:
             timeout = self.server.client_timeout
             self.deadline.arm(timeout, f"the client sent part of a frame and stalled {timeout:g} s")
-        body = await self.reader.readexactly(size)
+        body = await conn.read_body(size)
         self.deadline.disarm()
         return decode_body(body, limits)
 
@@ -199,14 +208,9 @@ class Session:
         server = self.server
         timeout = server.handshake_timeout
         started = time.monotonic()
-        if server.tls is not None and hasattr(self.writer, "start_tls"):
-            self.deadline.arm(timeout, Deadline.describe(timeout, "TLS handshake"))
-            try:
-                await self.writer.start_tls(server.tls, ssl_handshake_timeout=timeout)
-            except (OSError, ConnectionError, asyncio.TimeoutError) as err:
-                raise ProtocolError(
-                    "unauthorized", f"TLS handshake failed ({_describe(err)})"
-                ) from None
+        self.conn.limit(HELLO_MAX_BYTES + HEADER.size)
+        if server.tls is not None:
+            await self._start_tls(timeout)
         left = timeout - (time.monotonic() - started)
         message = await self._read(
             HELLO_MAX_BYTES, HELLO_LIMITS, left, Deadline.describe(timeout, "hello")
@@ -217,7 +221,28 @@ class Session:
         if server.token is not None:
             await self._check_token(message.get("token"), started + timeout)
         self.authenticated = True
-        await self._send("welcome", **server.welcome)
+        self._send("welcome", **server.welcome)
+
+    async def _start_tls(self, timeout: float) -> None:
+        """The TLS handshake (the first thing a session does: no byte was read in clear)."""
+        conn, loop = self.conn, asyncio.get_running_loop()
+        if conn.buffered:
+            raise ProtocolError("unauthorized", "the client spoke before the TLS handshake")
+        try:
+            conn.transport = await asyncio.wait_for(
+                loop.start_tls(
+                    conn.transport,
+                    conn,
+                    self.server.tls,
+                    server_side=True,
+                    ssl_handshake_timeout=timeout,
+                ),
+                timeout,
+            )
+        except (OSError, ConnectionError, asyncio.TimeoutError) as err:
+            raise ProtocolError(
+                "unauthorized", f"TLS handshake failed ({_describe(err)})"
+            ) from None
 
     async def _check_token(self, token: Any, deadline: float) -> None:
         """Compare the token (in constant time), after the pause the peer's failures earned."""
@@ -315,7 +340,7 @@ class Session:
             )
             if not reply:
                 raise ProtocolError(code, str(err)) from None
-            await self._send("error", code=code, message=str(err))
+            self._send("error", code=code, message=str(err))
 
     async def _run_call(self, call: dict[str, Any], reply: bool) -> None:
         kind, env = call["type"], self.env
@@ -326,13 +351,13 @@ class Session:
             )
             if not reply:
                 raise ProtocolError("unknown_episode", message)
-            await self._send("error", code="unknown_episode", message=message)
+            self._send("error", code="unknown_episode", message=message)
             return
         if kind == "start_episode":
             episode_id = env.start_episode(call["episode_id"], bool(call["training_enabled"]))
             self.episodes.add(episode_id)
             if reply:
-                await self._send("episode_started", episode_id=episode_id)
+                self._send("episode_started", episode_id=episode_id)
             return
         episode_id = call["episode_id"]
         if kind in ("get_action", "log_action"):
@@ -343,7 +368,7 @@ class Session:
             taken = await self._wait_action(episode_id, call["observation"], action)
             if kind == "get_action":
                 dtype = self.server.welcome["action_spec"]["dtype"]
-                await self._send("action", action=encode_array(taken.cpu().numpy(), dtype))
+                self._send("action", action=encode_array(taken.cpu().numpy(), dtype))
                 return
         elif kind == "log_returns":
             info = call["info"] if isinstance(call.get("info"), dict) else None
@@ -352,7 +377,7 @@ class Session:
             self.episodes.discard(episode_id)
             env.end_episode(episode_id, call["observation"], bool(call["truncated"]))
         if reply:
-            await self._send("ok")
+            self._send("ok")
 
     async def _wait_action(self, episode_id: str, observation: Any, action: Any) -> Any:
         """Post the observation and await the learner's action (resolved from its thread)."""
@@ -383,7 +408,7 @@ class Session:
         posts = sum(call["type"] in _POSTS for call in calls)
         room = await self._wait_until(lambda: self.env.queued(self.episodes) + posts <= QUEUE_LIMIT)
         if not room:
-            await self._send(
+            self._send(
                 "error",
                 code="backlog",
                 message=f"the learner has not taken this connection's queued calls in "
@@ -393,7 +418,7 @@ class Session:
             return
         for call in calls:
             await self._call(call, reply=False)
-        await self._send("ok")
+        self._send("ok")
 
     async def _log_transitions(self, message: dict[str, Any]) -> None:
         """Check a batch of transition columns once and queue it for the bulk view."""
@@ -423,7 +448,7 @@ class Session:
             return True
 
         if not await self._wait_until(put):
-            await self._send(
+            self._send(
                 "error",
                 code="backlog",
                 message=f"the learner has not taken the queued transitions in "
@@ -433,7 +458,7 @@ class Session:
             return
         if error is not None:
             code = "full" if isinstance(error, ExternalEnvFullError) else "episode"
-            await self._send("error", code=code, message=str(error))
+            self._send("error", code=code, message=str(error))
             return
         ended = columns["terminated"] | columns["truncated"]
         for episode_id, end in zip(columns["episode_ids"], ended.tolist(), strict=True):
@@ -441,7 +466,7 @@ class Session:
                 self.bulk_episodes.discard(episode_id)
             else:
                 self.bulk_episodes.add(episode_id)
-        await self._send("ok")
+        self._send("ok")
 
     async def _wait_until(self, ready: Any) -> bool:
         """Call ``ready()`` until it is true, backing off from 1 to 20 ms, for at most
@@ -458,7 +483,7 @@ class Session:
     async def _send_weights(self) -> None:
         policy = self.server.policy
         if policy is None:
-            await self._send(
+            self._send(
                 "error",
                 code="no_weights",
                 message="this server has no policy for local inference (PolicyServer(policy=...))",
@@ -467,7 +492,7 @@ class Session:
         from hub.external.weights import export_policy
 
         version, layers, data = export_policy(policy)
-        await self._send("weights", version=version, layers=layers, data=data)
+        self._send("weights", version=version, layers=layers, data=data)
 
 
 class _FutureWaiter:
@@ -502,6 +527,4 @@ def _settle(future: asyncio.Future, action: Any, error: BaseException | None) ->
 
 
 def _describe(err: BaseException) -> str:
-    if isinstance(err, asyncio.IncompleteReadError):
-        return f"closed after {len(err.partial)} bytes of a frame"
     return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
