@@ -250,11 +250,10 @@ class ExternalEnv(EnvBase):
         board = self._board
         actions = inputs[self.action_key]
         slots = _indices(rows, board.size)
-        with board.cond:
+        per_slot = actions.detach().clone().unbind(0)  # each simulator keeps its own action
+        with board.cond:  # the state changes only: the tensors are built after
             board.learner_call()
-            for delivery in board.deliver((index, actions[index].clone()) for index in slots):
-                self._taken[delivery.slot] = delivery.action
-                self._off[delivery.slot] = delivery.off_policy
+            deliveries = board.deliver((index, per_slot[index]) for index in slots)
             board.wait_for(lambda: not board.acting(), self.wait_s)
             results = board.consume()
             if not results and not board.pending and not board.active():  # idle: no busy loop
@@ -265,10 +264,13 @@ class ExternalEnv(EnvBase):
                 if board.pending
                 else []
             )
-            out = self._step_output(results, claimable)
-            for index, _, item in results:
-                if item.is_end:
-                    self._training[index] = False
+        for delivery in deliveries:
+            self._taken[delivery.slot] = delivery.action
+            self._off[delivery.slot] = delivery.off_policy
+        out = self._step_output(results, claimable)
+        for index, _, item in results:
+            if item.is_end:
+                self._training[index] = False
         valid = out["valid"]
         shaped = valid.reshape(valid.shape + (1,) * (actions.ndim - 1))
         inputs[self.action_key] = torch.where(shaped, self._taken, actions)  # type: ignore[index]

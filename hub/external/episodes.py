@@ -155,6 +155,7 @@ class Board:
         self.slots: list[Episode | None] = [None] * max_concurrent
         self.closed = False
         self.learner_error: LearnerGoneError | None = None
+        self._learner_waits: Callable[[], bool] | None = None
         self.learner = LearnerWatch(self._learner_gone)
 
     # ------------------------------------------------------------------ simulator side
@@ -232,7 +233,8 @@ class Board:
                 episode.waiter = waiter
                 if self.learner_error is not None:
                     self._settle(episode, error=self.learner_error)
-            self.cond.notify_all()
+                    self.cond.notify_all()
+            self._wake_learner()
 
     def wait_action(self, waiter: ThreadWaiter, episode_id: str) -> Any:
         """Wait (a simulator thread) until ``waiter`` is settled; its action, or its error."""
@@ -380,8 +382,21 @@ class Board:
         return any(ep is not None and ep.stage == "acting" for ep in self.slots)
 
     def wait_for(self, predicate: Callable[[], bool], wait_s: float | None) -> bool:
-        """Wait (lock held) until ``predicate()`` or ``wait_s`` seconds passed."""
-        return self.cond.wait_for(lambda: self.closed or predicate(), wait_s)
+        """Wait (the learner, lock held) until ``predicate()`` or ``wait_s`` seconds passed.
+
+        Simulators' posts wake the learner only when ``predicate()`` has become true (one
+        wake-up per step, not one per post)."""
+        self._learner_waits = predicate
+        try:
+            return self.cond.wait_for(lambda: self.closed or predicate(), wait_s)
+        finally:
+            self._learner_waits = None
+
+    def _wake_learner(self) -> None:
+        """After a post (lock held): wake the learner if what it waits for has come."""
+        waits = self._learner_waits
+        if waits is not None and waits():
+            self.cond.notify_all()
 
     def learner_call(self) -> None:
         """Mark the calling thread as the learner's (each learner-side call does)."""

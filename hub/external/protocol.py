@@ -171,13 +171,21 @@ HELLO_LIMITS = DecodeLimits(
 DEFAULT_LIMITS = DecodeLimits()
 
 
+#: each dtype of :data:`DTYPES`, in any byte order -> its name
+_NAMES = {np.dtype(name).newbyteorder(order): name for name in DTYPES for order in "=<>"}
+#: each dtype name -> the little-endian dtype its data is read as
+_WIRE = {name: np.dtype(name).newbyteorder("<") for name in DTYPES}
+
+
 def encode_array(value: Any, dtype: str | None = None) -> dict[str, Any]:
     """A numpy-convertible value as the protocol's array map (little-endian, C order)."""
     array = np.asarray(value, dtype=dtype)
-    if array.dtype.name not in DTYPES:
+    name = _NAMES.get(array.dtype)
+    if name is None:
         raise ProtocolError("bad_message", f"arrays of dtype {array.dtype} cannot be sent")
-    array = array.astype(array.dtype.newbyteorder("<"), order="C", copy=False)
-    return {"dtype": array.dtype.name, "shape": list(array.shape), "data": array.tobytes()}
+    if array.dtype.byteorder == ">" or not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array, dtype=_WIRE[name])
+    return {"dtype": name, "shape": list(array.shape), "data": array.tobytes()}
 
 
 def check_shape(shape: Any) -> tuple[int, ...]:
@@ -207,7 +215,7 @@ def decode_array(value: Any) -> np.ndarray:
     shape = check_shape(value["shape"])
     if not isinstance(data, bytes):
         raise ProtocolError("bad_message", "array data must be msgpack bin")
-    np_dtype = np.dtype(dtype).newbyteorder("<")
+    np_dtype = _WIRE[dtype]
     expected = math.prod(shape) * np_dtype.itemsize  # Python ints: no overflow
     if len(data) != expected:
         raise ProtocolError(

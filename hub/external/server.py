@@ -29,6 +29,7 @@ import concurrent.futures
 import logging
 import socket
 import threading
+import time
 from typing import Any
 
 from hub.errors import HubError
@@ -36,7 +37,7 @@ from hub.external.auth import AuthGate, check_serving, server_tls_context
 from hub.external.env import ExternalEnv
 from hub.external.framing import FrameConnection
 from hub.external.protocol import DEFAULT_MAX_MESSAGE_BYTES
-from hub.external.session import Session
+from hub.external.session import Mailbox, Session
 from hub.external.spec_wire import describe_composite, describe_leaf
 
 __all__ = ["PolicyServer", "log"]
@@ -48,6 +49,8 @@ BULK_ROWS = 4096
 #: file descriptors kept free for everything else when max_connections is derived
 FD_RESERVE = 64
 ACCEPT_BACKLOG = 1024
+#: how often deadlines are checked (seconds)
+REAP_S = 0.1
 
 
 class PolicyServer:
@@ -178,6 +181,8 @@ class PolicyServer:
             loop.close()
 
     async def _start(self) -> asyncio.AbstractServer:
+        self.mailbox = Mailbox(asyncio.get_running_loop())
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return await asyncio.get_running_loop().create_server(
             lambda: FrameConnection(self._opened), sock=self._listener, backlog=ACCEPT_BACKLOG
         )
@@ -192,6 +197,14 @@ class PolicyServer:
         task = asyncio.get_running_loop().create_task(session.run())
         self._tasks.add(task)
         task.add_done_callback(lambda done: self._ended(session, done))
+
+    async def _reap(self) -> None:
+        """Close the connections whose deadline passed, a few times a second."""
+        while True:
+            await asyncio.sleep(REAP_S)
+            now = time.monotonic()
+            for session in list(self.sessions):
+                session.check_deadlines(now)
 
     def _ended(self, session: Session, task: asyncio.Task) -> None:
         self.sessions.discard(session)
@@ -218,6 +231,7 @@ class PolicyServer:
 
     async def _shutdown(self) -> None:
         self._server.close()
+        self._reaper.cancel()
         sessions = list(self.sessions)
         for session in sessions:
             session.stop()

@@ -3,7 +3,7 @@
 A session authenticates its peer (TLS, then a ``hello`` of at most ``HELLO_MAX_BYTES`` within
 ``handshake_timeout``), then answers one message at a time over its
 :class:`~hub.external.framing.FrameConnection` (answers to pipelined requests leave together). Every read has a deadline (a
-:class:`Deadline` closes the connection when it passes): the handshake's; ``client_timeout`` for
+:class:`Deadline`; the server closes the connection when it passes): the handshake's; ``client_timeout`` for
 the rest of a frame once its header came, and for the silence of a client whose episode runs;
 ``idle_timeout`` for the silence of any other client. Messages are checked before they touch the
 env (size, version, fields, arrays against the specs); a message that breaks the protocol gets
@@ -20,7 +20,9 @@ import asyncio
 import hmac
 import logging
 import socket
+import threading
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,28 +63,26 @@ _POSTS = ("log_action", "end_episode")  # calls that queue an item for the learn
 
 
 class Deadline:
-    """Closes a connection when a read (or write) takes longer than allowed."""
+    """When a session's current read (or write) must be over; the server's reaper
+    (:meth:`PolicyServer._reap`) closes the connection of a deadline that passed. Arming costs two
+    attribute writes: no timer per read."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_expiry: Any) -> None:
-        self._loop = loop
-        self._on_expiry = on_expiry
-        self._handle: asyncio.TimerHandle | None = None
+    __slots__ = ("at", "what", "reason")
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.what = ""
         self.reason: str | None = None
 
-    def arm(self, seconds: float | None, reason: str) -> None:
-        self.disarm()
-        if seconds is not None:
-            self._handle = self._loop.call_later(seconds, self._expire, reason)
+    def arm(self, seconds: float | None, what: str) -> None:
+        self.at = None if seconds is None else time.monotonic() + seconds
+        self.what = what
 
     def disarm(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        self.at = None
 
-    def _expire(self, reason: str) -> None:
-        self._handle = None
-        self.reason = reason
-        self._on_expiry(reason)
+    def passed(self, now: float) -> bool:
+        return self.at is not None and now > self.at
 
     @staticmethod
     def describe(seconds: float | None, what: str) -> str:
@@ -107,7 +107,9 @@ class Session:
         self.bulk_episodes: set[str] = set()  # bulk-view episodes running for it
         self.authenticated = False
         self.stopping = False
-        self.deadline = Deadline(asyncio.get_running_loop(), self._expired)
+        self.deadline = Deadline()
+        self.action: asyncio.Future | None = None  # the action awaited now
+        self.action_at = 0.0  # when it is overdue
 
     # ------------------------------------------------------------------ life
     def refuse_busy(self) -> None:
@@ -132,10 +134,19 @@ class Session:
             self.env.truncate_episode(episode_id)
         self.conn.abort()
 
-    def _expired(self, reason: str) -> None:
-        """A deadline passed: tell the client (if its socket takes it) and close."""
-        self._send_now("error", code="timeout", message=f"the PolicyServer closed: {reason}")
-        self.conn.abort()
+    def check_deadlines(self, now: float) -> None:
+        """Close the connection if its deadline passed; fail an action awaited too long (the
+        server's reaper calls this a few times a second)."""
+        deadline = self.deadline
+        if deadline.passed(now):
+            deadline.at, deadline.reason = None, deadline.what
+            self._send_now(
+                "error", code="timeout", message=f"the PolicyServer closed: {deadline.what}"
+            )
+            self.conn.abort()
+        action = self.action
+        if action is not None and now > self.action_at and not action.done():
+            action.set_exception(asyncio.TimeoutError())
 
     async def run(self) -> None:
         try:
@@ -381,16 +392,19 @@ class Session:
 
     async def _wait_action(self, episode_id: str, observation: Any, action: Any) -> Any:
         """Post the observation and await the learner's action (resolved from its thread)."""
-        waiter = _FutureWaiter(asyncio.get_running_loop())
+        waiter = _FutureWaiter(self.server.mailbox)
         self.env.post_observation(episode_id, observation, action, waiter)
+        self.action, self.action_at = waiter.future, time.monotonic() + self.server.action_timeout
         try:
-            return await asyncio.wait_for(waiter.future, self.server.action_timeout)
+            return await waiter.future
         except asyncio.TimeoutError:
             self.env.forget_waiter(episode_id, waiter)
             raise LearnerGoneError(
                 f"episode {episode_id!r} waited {self.server.action_timeout:g} s for an action "
                 "and got none: is the learner stepping the env?"
             ) from None
+        finally:
+            self.action = None
 
     async def _log_batch(self, message: dict[str, Any]) -> None:
         """Check a whole batch of calls, wait for room behind the learner, then queue it."""
@@ -495,35 +509,55 @@ class Session:
         self._send("weights", version=version, layers=layers, data=data)
 
 
-class _FutureWaiter:
-    """A board waiter whose action settles a future of the server's loop."""
-
-    __slots__ = ("loop", "future")
+class Mailbox:
+    """Settles futures of one event loop from the learner's thread, waking the loop once for
+    all the actions one step hands out (not once per action)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.future: asyncio.Future = loop.create_future()
+        self._items: deque[tuple[asyncio.Future, Any, BaseException | None]] = deque()
+        self._lock = threading.Lock()
+        self._scheduled = False
 
-    def resolve(self, action: Any) -> None:
-        self._post(action, None)
-
-    def fail(self, error: BaseException) -> None:
-        self._post(None, error)
-
-    def _post(self, action: Any, error: BaseException | None) -> None:
+    def post(self, future: asyncio.Future, action: Any, error: BaseException | None) -> None:
+        with self._lock:
+            self._items.append((future, action, error))
+            if self._scheduled:
+                return
+            self._scheduled = True
         try:
-            self.loop.call_soon_threadsafe(_settle, self.future, action, error)
+            self.loop.call_soon_threadsafe(self._drain)
         except RuntimeError:  # the loop is closed: nobody waits any more
             pass
 
+    def _drain(self) -> None:
+        with self._lock:
+            items = list(self._items)
+            self._items.clear()
+            self._scheduled = False
+        for future, action, error in items:
+            if future.done():
+                continue
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(action)
 
-def _settle(future: asyncio.Future, action: Any, error: BaseException | None) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(action)
+
+class _FutureWaiter:
+    """A board waiter whose action settles a future of the server's loop."""
+
+    __slots__ = ("mailbox", "future")
+
+    def __init__(self, mailbox: Mailbox) -> None:
+        self.mailbox = mailbox
+        self.future: asyncio.Future = mailbox.loop.create_future()
+
+    def resolve(self, action: Any) -> None:
+        self.mailbox.post(self.future, action, None)
+
+    def fail(self, error: BaseException) -> None:
+        self.mailbox.post(self.future, None, error)
 
 
 def _describe(err: BaseException) -> str:

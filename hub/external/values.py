@@ -29,6 +29,14 @@ from hub.specs import Composite, TensorSpec
 
 __all__ = ["EpisodeValues"]
 
+_NUMPY_FLOATS = (torch.float16, torch.float32, torch.float64)
+_NUMPY = {
+    dtype: torch.empty((), dtype=dtype).numpy().dtype
+    for dtype in (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+    + _NUMPY_FLOATS
+}
+_CPU = torch.device("cpu")
+
 _NONFINITE = (
     "NaN or infinite values (ExternalEnv(..., allow_nonfinite=True) accepts them; by default "
     "they are refused so that they never reach the learner's data by accident)"
@@ -120,10 +128,18 @@ class EpisodeValues:
         return summed
 
     def _checked(self, spec: TensorSpec, value: Any, key: Any) -> torch.Tensor:
-        try:
-            tensor = spec.encode(value)
-        except (TypeError, ValueError, RuntimeError) as err:
-            raise SpecMismatchError(key, repr(spec), str(err), where="ExternalEnv") from err
+        if (  # the common case (a server's decoded arrays): one copy, no conversion
+            isinstance(value, np.ndarray)
+            and value.dtype == _NUMPY.get(spec.dtype)
+            and value.shape == spec.shape
+            and spec.device in (None, _CPU)
+        ):
+            tensor = torch.from_numpy(value.copy())
+        else:
+            try:
+                tensor = spec.encode(value)
+            except (TypeError, ValueError, RuntimeError) as err:
+                raise SpecMismatchError(key, repr(spec), str(err), where="ExternalEnv") from err
         if tensor.shape != spec.shape or not spec.is_in(tensor):
             raise SpecMismatchError(key, repr(spec), spec.explain(tensor), where="ExternalEnv")
         self._check_finite(tensor, key, "ExternalEnv")
@@ -132,7 +148,13 @@ class EpisodeValues:
     def _check_finite(self, tensor: torch.Tensor, key: Any, where: str) -> None:
         if self.allow_nonfinite or not tensor.is_floating_point():
             return
-        if not bool(torch.isfinite(tensor).all()):
+        if tensor.device.type == "cpu" and tensor.dtype in _NUMPY_FLOATS:
+            array = tensor.numpy()
+            # a finite sum says all are finite; a non-finite one may be an overflow: look closer
+            finite = math.isfinite(array.sum()) or bool(np.isfinite(array).all())
+        else:
+            finite = bool(torch.isfinite(tensor).all())
+        if not finite:
             raise SpecMismatchError(key, "finite values", _NONFINITE, where=where)
 
     def _expand(self, spec: TensorSpec, shape: tuple[int, ...]) -> TensorSpec:

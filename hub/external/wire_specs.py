@@ -49,6 +49,7 @@ def check_description(description: Any, key: str) -> dict[str, Any]:
     if kind not in KINDS or dtype not in DTYPES:
         raise _bad(f"a spec of unknown kind or dtype for {key!r}: {kind!r:.40}, {dtype!r:.40}")
     out = dict(description, shape=list(check_shape(description.get("shape"))))
+    out["np_dtype"] = np.dtype(dtype)
     shape = tuple(out["shape"])
     if kind == "bounded":
         for bound in ("low", "high"):
@@ -82,7 +83,7 @@ def check_welcome(welcome: dict[str, Any]) -> dict[str, Any]:
 
 def check_value(array: np.ndarray, spec: dict[str, Any], key: str) -> None:
     """Raise ``bad_message`` unless ``array`` fits ``spec`` (a checked description)."""
-    if array.dtype.name != spec["dtype"] or list(array.shape) != spec["shape"]:
+    if array.dtype != spec["np_dtype"] or list(array.shape) != spec["shape"]:
         raise _bad(
             f"{key!r} of dtype {array.dtype.name} and shape {list(array.shape)}; its spec says "
             f"{spec['dtype']} {spec['shape']}"
@@ -94,6 +95,9 @@ def check_value(array: np.ndarray, spec: dict[str, Any], key: str) -> None:
 
 def _out_of_spec(array: np.ndarray, spec: dict[str, Any]) -> str | None:
     kind = spec["kind"]
+    if kind == "categorical" and array.ndim == 0 and spec.get("n") is not None:
+        value = int(array)  # the common case, checked without numpy calls
+        return None if 0 <= value < spec["n"] else f"{value} is not a category in [0, {spec['n']})"
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         return "NaN or infinite values"
     if kind == "bounded" and ((array < spec["low"]).any() or (array > spec["high"]).any()):
