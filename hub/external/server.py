@@ -268,12 +268,19 @@ def _default_max_connections() -> int:
     return max(16, min(soft - FD_RESERVE, 1 << 20))
 
 
+_last_accept_error = [0.0]
+
+
 def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """The event loop's errors in the server's log; ``accept()`` out of descriptors is retried
-    by the loop after a second (it never stops accepting)."""
+    by the loop after a second (it never stops accepting), and logged at most once a second."""
     error = context.get("exception")
     message = context.get("message", "")
     if "accept" in message:
+        now = time.monotonic()
+        if now - _last_accept_error[0] < 1.0:
+            return
+        _last_accept_error[0] = now
         log.warning(
             "cannot accept a connection (%s: %s); accepting again in 1 s. Raise the process's "
             "file-descriptor limit (ulimit -n) or lower max_connections.",
