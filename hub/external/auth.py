@@ -116,6 +116,8 @@ class AuthGate:
         state = self._peers.pop(peer, None) or _Peer()
         state.failures += 1
         state.last = now
+        if state.failures >= self.free_failures:
+            state.next_slot = max(state.next_slot, now + self.delay)
         self._peers[peer] = state  # most recent last
         while len(self._peers) > self.max_peers:
             self._peers.popitem(last=False)

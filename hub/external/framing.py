@@ -27,12 +27,14 @@ SLACK = 64 * 1024
 
 
 class FrameConnection(asyncio.Protocol):
-    """One connection's bytes; ``on_open(connection)`` is called once it is made."""
+    """One connection's bytes; ``on_open(connection)`` is called once it is made (``paused``:
+    reading starts paused, for a TLS handshake that takes the transport over)."""
 
     header_size = HEADER.size
 
-    def __init__(self, on_open: Callable[[FrameConnection], None]) -> None:
+    def __init__(self, on_open: Callable[[FrameConnection], None], paused: bool = False) -> None:
         self._on_open = on_open
+        self._start_paused = paused  # TLS comes first: no byte is read in clear
         self.transport: asyncio.Transport | None = None
         self._buffer = bytearray()
         self._waiter: asyncio.Future | None = None
@@ -46,6 +48,8 @@ class FrameConnection(asyncio.Protocol):
     # ------------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
+        if self._start_paused:
+            transport.pause_reading()
         self._on_open(self)
 
     def data_received(self, data: bytes) -> None:

@@ -184,7 +184,9 @@ class PolicyServer:
         self.mailbox = Mailbox(asyncio.get_running_loop())
         self._reaper = asyncio.get_running_loop().create_task(self._reap())
         return await asyncio.get_running_loop().create_server(
-            lambda: FrameConnection(self._opened), sock=self._listener, backlog=ACCEPT_BACKLOG
+            lambda: FrameConnection(self._opened, paused=self.tls is not None),
+            sock=self._listener,
+            backlog=ACCEPT_BACKLOG,
         )
 
     def _opened(self, conn: FrameConnection) -> None:

@@ -239,17 +239,11 @@ class Session:
         conn, loop = self.conn, asyncio.get_running_loop()
         if conn.buffered:
             raise ProtocolError("unauthorized", "the client spoke before the TLS handshake")
-        try:
-            conn.transport = await asyncio.wait_for(
-                loop.start_tls(
-                    conn.transport,
-                    conn,
-                    self.server.tls,
-                    server_side=True,
-                    ssl_handshake_timeout=timeout,
-                ),
-                timeout,
-            )
+        try:  # awaited directly: it takes over the transport before any byte is read
+            conn.transport = await loop.start_tls(
+                conn.transport, conn, self.server.tls, server_side=True,
+                ssl_handshake_timeout=timeout,
+            )  # fmt: skip
         except (OSError, ConnectionError, asyncio.TimeoutError) as err:
             raise ProtocolError(
                 "unauthorized", f"TLS handshake failed ({_describe(err)})"
