@@ -83,8 +83,12 @@ class Link:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         link = cls(sock, max_message_bytes, timeout)
         hello = {"token": token, "client": "hub.external.PolicyClient"}
-        link.welcome = link.exchange([("hello", hello)], "welcome")
-        link.specs = check_welcome(link.welcome)
+        try:
+            link.welcome = link.exchange([("hello", hello)], "welcome")
+            link.specs = check_welcome(link.welcome)
+        except BaseException:
+            link.close()
+            raise
         return link
 
     def exchange(self, messages: list[tuple[str, dict[str, Any]]], expect: str) -> dict[str, Any]:

@@ -74,7 +74,9 @@ def test_one_more_than_max_connections_is_refused_with_busy(quick, caplog):
         extra = socket.create_connection(server.address, timeout=10)
         reply = _closed_with(extra, "busy")
         assert "maximum of 8" in reply["message"]
-        assert any("refused" in r.message and "max_connections" in r.message for r in caplog.records)
+        assert any(
+            "refused" in r.message and "max_connections" in r.message for r in caplog.records
+        )
     finally:
         for sock in held:
             sock.close()
@@ -170,7 +172,9 @@ def test_episode_ids_are_bounded(served):
     with pytest.raises(EpisodeError, match="at most 256"):
         env.start_episode("x" * 257)
     sock = _raw(
-        server, _hello(), encode_message("start_episode", episode_id="x" * 257, training_enabled=True)
+        server,
+        _hello(),
+        encode_message("start_episode", episode_id="x" * 257, training_enabled=True),
     )
     assert recv_message(sock, 1 << 20)["type"] == "welcome"
     assert "at most 256" in _closed_with(sock, "bad_message")["message"]
@@ -196,7 +200,10 @@ def test_a_silent_bulk_client_loses_its_episodes_and_frees_their_places(no_leaks
     torch.manual_seed(0)
     env = ExternalEnv(Unbounded((2,)), Categorical(3), max_concurrent=1)
     server = PolicyServer(
-        env, policy=torch.nn.Sequential(torch.nn.Linear(2, 3)), local_view="bulk", client_timeout=0.3
+        env,
+        policy=torch.nn.Sequential(torch.nn.Linear(2, 3)),
+        local_view="bulk",
+        client_timeout=0.3,
     )
     running = encode_message(
         "log_transitions",
