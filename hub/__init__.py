@@ -13,7 +13,10 @@ Example:
 Public names are imported lazily: ``import hub`` loads no plugin and no backend library, and
 only the part of hub that a name needs is imported when the name is first used. They are
 declared once, in the ``TYPE_CHECKING`` block at the end of this file, which type checkers
-read and :func:`hub.lazy.lazy_exports` reads too.
+read and :func:`hub.lazy.lazy_exports` reads too. Every subpackage is reachable the same way
+(``hub.export.to_torchrl``, ``hub.external.ExternalEnv``, ``hub.media.write_video``) without
+importing it first, except the conformance kit, ``hub.testing``, which nothing in hub imports
+(``import hub.testing``).
 """
 
 import typing as _typing
@@ -38,7 +41,21 @@ def _convert_spec(space: object, **kwargs: object) -> object:
 _external_converter.set_spec_converter(_convert_spec)
 
 if _typing.TYPE_CHECKING:  # the public names: read by type checkers and by lazy_exports
-    from hub import errors, external, specs, transforms
+    from hub import (
+        batching,
+        cli,
+        dispatch,
+        envs,
+        errors,
+        export,
+        external,
+        lazy,
+        media,
+        plugins,
+        registry,
+        specs,
+        transforms,
+    )
     from hub.batching import ParallelEnv, SerialEnv
     from hub.dispatch import (
         BackendFamily,

@@ -34,6 +34,7 @@ __all__ = [
     "SpecConversionError",
     "BatchingError",
     "InvalidSeedError",
+    "NoFramesError",
 ]
 
 
@@ -178,3 +179,9 @@ class BatchingError(HubError, ValueError):
 
 class InvalidSeedError(HubError, ValueError):
     """A seed is not an int in hub's range (``0 <= seed < 2**32``)."""
+
+
+class NoFramesError(HubError, NotImplementedError):
+    """An env gives no frames to watch or record: its class does not render
+    (``EnvBase.render_frames``'s default), or it was made without rendering on. The message
+    says how to get frames (see :data:`hub.media.HOW_TO_GET_FRAMES`)."""

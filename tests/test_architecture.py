@@ -8,6 +8,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -16,11 +17,12 @@ from pathlib import Path
 import pytest
 
 import hub
-from hub.envs.subclass_hooks import SUBCLASS_ATTRIBUTES, SUBCLASS_HOOKS
+from hub.envs.hook_table import contract_names, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_PACKAGES = ("hub_builtin", "hub_gym", "hub_envpool", "hub_dm_control", "hub_ray")
 LINT = "from importlinter.cli import lint_imports_command; lint_imports_command()"
+ALLOWED = contract_names()  # the underscore names of EnvBase's subclass contract
 
 
 def lint_imports(*paths: Path) -> subprocess.CompletedProcess[str]:
@@ -127,7 +129,7 @@ def _private_hub_names(tree: ast.AST) -> list[tuple[int, str]]:
 
 def _is_private(parts: list[str]) -> bool:
     """A private hub name, other than a documented subclass hook (``hub.EnvBase._step``)."""
-    if parts[-1] in SUBCLASS_HOOKS:
+    if parts[-1] in ALLOWED:
         parts = parts[:-1]
     return parts[0] == "hub" and any(p.startswith("_") and not p.startswith("__") for p in parts)
 
@@ -201,9 +203,6 @@ def _on_self(node: ast.Attribute) -> bool:
     )
 
 
-ALLOWED = set(SUBCLASS_HOOKS) | set(SUBCLASS_ATTRIBUTES)
-
-
 @pytest.mark.parametrize("cls", _plugin_env_classes(), ids=lambda c: c.__qualname__)
 def test_plugin_envs_keep_to_the_subclass_hooks(cls):
     """A plugin's env overrides only documented hooks and touches no other underscore name of
@@ -225,15 +224,56 @@ def test_plugin_envs_keep_to_the_subclass_hooks(cls):
 
 def test_the_hook_check_sees_an_internal_override():
     class Leaky(hub.EnvBase):
-        def _compute_keys(self):
+        def _run_step(self, tensordict, keys, fused=False):
             pass
 
-    assert "_compute_keys" in _hub_internal_names(Leaky) - ALLOWED
+    assert "_run_step" in _hub_internal_names(Leaky) - ALLOWED
 
 
-def test_the_plugin_guide_lists_every_hook():
+def test_the_plugin_guide_shows_the_contract_as_the_code_declares_it():
+    """docs/plugins.md holds the table :func:`hub.envs.hook_table.markdown_table` renders from
+    the hooks' declarations (``python -m hub.envs.hook_table`` prints it)."""
     guide = (ROOT / "docs" / "plugins.md").read_text()
-    assert [h for h in ALLOWED if f"| `{h}`" not in guide] == []
+    assert markdown_table() in guide
+
+
+def _code_lines(*folders: str) -> list[tuple[Path, int, str]]:
+    return [
+        (path, number, line)
+        for path in python_files(*folders)
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+    ]
+
+
+def test_no_backend_or_batched_env_writes_its_own_step_loop():
+    """One step pipeline: ``EnvBase`` owns ``step_and_maybe_reset``; no plugin and no batched
+    env defines it, and no code chooses a path by checking which methods a class overrides."""
+    folders = ("plugins", "hub/batching")
+    own = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path, n, line in _code_lines(*folders)
+        if "def step_and_maybe_reset" in line
+    ]
+    assert own == []
+    gates = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path, n, line in _code_lines("hub", "plugins")
+        if "_plain_step_ok" in line
+        or re.search(
+            r"\b(step|_step|reset|_reset|step_mdp|_reset_finished) is \w*\.?EnvBase\.", line
+        )
+        or re.search(r"cls\.\w+ is hub\.EnvBase\.", line)
+    ]
+    assert gates == []
+
+
+def test_nested_key_is_defined_once():
+    definitions = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path, n, line in _code_lines("hub", "plugins")
+        if re.match(r"\s*NestedKey\s*(:[^=]*)?=", line)
+    ]
+    assert definitions == ["hub/specs/keys.py:15"]
 
 
 def test_the_public_api_is_declared_once():

@@ -5,17 +5,21 @@ Example:
 """
 
 from hub.batching.batched import BatchedEnvBase, join_specs
-from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning
+from hub.batching.faults import LastData, truncate_rows
+from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning, worker_layout
 from hub.batching.serial import SerialEnv
 from hub.envs.stacking import split_inputs, stack_like
 
 __all__ = [
     "AsyncCallError",
     "BatchedEnvBase",
+    "LastData",
     "ParallelEnv",
     "SerialEnv",
     "WorkerRestartWarning",
     "join_specs",
     "split_inputs",
     "stack_like",
+    "truncate_rows",
+    "worker_layout",
 ]

@@ -1,10 +1,10 @@
 """``BatchedEnvBase``: what ``SerialEnv`` and ``ParallelEnv`` share.
 
-A batched env runs ``num_workers`` copies of an env as one env of batch size ``[num_workers]``
-(plus the sub-envs' own batch dims). Partial steps (``"_step"``) and partial resets
-(``"_reset"``) reach only the sub-envs that need them. Attributes the batched env lacks are read
-from every sub-env (``env.g`` gives one value per sub-env); ``call``, ``get_attr`` and
-``set_attr`` do the same explicitly.
+A batched env runs ``num_envs`` copies of an env as one env of batch size ``[num_envs]`` (plus
+the sub-envs' own batch dims). Partial steps (``"_step"``) and partial resets (``"_reset"``)
+reach only the sub-envs that need them. Seeded with ``s``, sub-env ``i`` gets ``s + i``.
+Attributes the batched env lacks are read from every sub-env (``env.g`` gives one value per
+sub-env); ``call``, ``get_attr`` and ``set_attr`` do the same explicitly.
 
 Example:
     >>> import hub
@@ -22,27 +22,32 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
-from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
-from hub.envs.seeding import check_seed
 from hub.errors import BatchingError, HubError
 from hub.specs import Bounded, Composite
 
-__all__ = ["BatchedEnvBase", "normalize_factories", "check_num_workers", "check_timeout"]
+__all__ = [
+    "BatchedEnvBase",
+    "normalize_factories",
+    "check_num_envs",
+    "check_timeout",
+    "check_sub_env",
+]
 
 EnvFactory = Callable[..., EnvBase]
 
-MAX_WORKERS = 4096  # sub-envs of one SerialEnv or ParallelEnv (native batching goes beyond)
+MAX_ENVS = 4096  # sub-envs of one SerialEnv or ParallelEnv (native batching goes beyond)
 
 
-def check_num_workers(num_workers: Any, limit: int = MAX_WORKERS) -> int:
-    """``num_workers`` as an int between 1 and ``limit``, or a clear error (before anything
-    is allocated for it).
+def check_num_envs(num_workers: Any, limit: int = MAX_ENVS) -> int:
+    """``num_workers`` (a number of sub-envs) as an int between 1 and ``limit``, or a clear
+    error (before anything is allocated for it).
 
     Example:
-        >>> check_num_workers(4)
+        >>> check_num_envs(4)
         4
     """
     if isinstance(num_workers, bool):
@@ -54,14 +59,14 @@ def check_num_workers(num_workers: Any, limit: int = MAX_WORKERS) -> int:
             index = None
     if index is None:
         raise BatchingError(
-            f"num_workers (num_envs) must be a whole number of sub-envs, got {num_workers!r} "
+            f"num_envs must be a whole number of sub-envs, got {num_workers!r} "
             f"({type(num_workers).__name__}); pass an int such as 4."
         )
     if not 1 <= index <= limit:
         raise BatchingError(
-            f"num_workers (num_envs) must be between 1 and {limit}, got {index}. A SerialEnv or "
-            f"ParallelEnv holds at most {limit} sub-envs (each one a full env object, and a "
-            "process for ParallelEnv); for more, use a backend's native batching "
+            f"num_envs must be between 1 and {limit}, got {index}. A SerialEnv or "
+            f"ParallelEnv holds at most {limit} sub-envs (each one a full env object); for "
+            "more, use a backend's native batching "
             "(make_env(..., batching='native'), e.g. EnvPool) or several batched envs."
         )
     return index
@@ -87,21 +92,41 @@ def check_timeout(name: str, value: Any) -> float | None:
     return seconds
 
 
+def check_sub_env(env: Any, index: int, factory: Any) -> EnvBase:
+    """``env`` (what the factory of sub-env ``index`` returned) when it is a hub env, else a
+    clear error naming the factory.
+
+    Example:
+        >>> from hub.envs.builtin import CountingEnv
+        >>> check_sub_env(CountingEnv(), 0, CountingEnv).batch_size
+        torch.Size([])
+    """
+    if isinstance(env, EnvBase):
+        return env
+    name = getattr(factory, "__qualname__", None) or repr(factory)
+    raise BatchingError(
+        f"the factory of sub-env {index} ({name}) returned {type(env).__name__}, not a hub env "
+        "(an EnvBase): a batched env's create_env_fn must build one hub env, e.g. "
+        "lambda: hub.make_env('gymnasium:CartPole-v1'); wrap a foreign env object in its "
+        "plugin's wrapper (hub_gym.GymWrapper(env), ...)."
+    )
+
+
 def normalize_factories(
     num_workers: int,
     create_env_fn: EnvFactory | Sequence[EnvFactory],
     create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None,
 ) -> tuple[list[EnvFactory], list[dict[str, Any]]]:
-    """One factory and one kwargs dict per worker (a single one is shared by all)."""
-    num_workers = check_num_workers(num_workers)
+    """One factory and one kwargs dict per sub-env (a single one is shared by all)."""
+    num_workers = check_num_envs(num_workers)
     if callable(create_env_fn):
         fns = [create_env_fn] * num_workers
     else:
         fns = list(create_env_fn)
         if len(fns) != num_workers:
             raise ValueError(
-                f"create_env_fn holds {len(fns)} factories for {num_workers} workers: pass one "
-                "factory, or one per worker."
+                f"create_env_fn holds {len(fns)} factories for {num_workers} sub-envs: pass "
+                "one factory, or one per sub-env."
             )
     if create_env_kwargs is None:
         kwargs = [{} for _ in range(num_workers)]
@@ -111,20 +136,31 @@ def normalize_factories(
         kwargs = [dict(k) for k in create_env_kwargs]
         if len(kwargs) != num_workers:
             raise ValueError(
-                f"create_env_kwargs holds {len(kwargs)} dicts for {num_workers} workers: pass "
-                "one dict, or one per worker."
+                f"create_env_kwargs holds {len(kwargs)} dicts for {num_workers} sub-envs: pass "
+                "one dict, or one per sub-env."
             )
     return fns, kwargs
 
 
 class BatchedEnvBase(EnvBase):
-    """Shared base of the batched envs (see the module docstring)."""
+    """Shared base of the batched envs (see the module docstring).
 
-    masks_partial_resets = True  # the sub-envs that are not reset keep their rows
+    Args:
+        num_envs: the number of sub-envs.
+        create_env_fn: builds one sub-env (or one callable per sub-env).
+        create_env_kwargs: keyword arguments for ``create_env_fn`` (one dict for all, or one
+            per sub-env).
+        device: where the batched data lives (default: the sub-envs' device).
+        checks: check actions and outputs against the specs (see :class:`hub.EnvBase`).
+        spec_locked: lock the specs (see :class:`hub.EnvBase`).
+
+    Attributes:
+        num_envs: the number of sub-envs.
+    """
 
     def __init__(
         self,
-        num_workers: int,
+        num_envs: int,
         create_env_fn: EnvFactory | Sequence[EnvFactory],
         create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
         *,
@@ -132,20 +168,21 @@ class BatchedEnvBase(EnvBase):
         checks: bool = False,
         spec_locked: bool = True,
     ) -> None:
-        num_workers = check_num_workers(num_workers)
+        num_envs = check_num_envs(num_envs)
         self._factories, self._factory_kwargs = normalize_factories(
-            num_workers, create_env_fn, create_env_kwargs
+            num_envs, create_env_fn, create_env_kwargs
         )
-        self.num_workers = num_workers
+        self.num_envs = num_envs
         meta = self._meta_env()
         super().__init__(
             device=device if device is not None else meta.device,
-            batch_size=(num_workers,) + tuple(meta.batch_size),
+            batch_size=(num_envs,) + tuple(meta.batch_size),
             checks=checks,
             spec_locked=spec_locked,
+            auto_reset=bool(getattr(meta, "auto_reset", False)),
         )
         self._set_specs_from(meta)
-        self._sub_batch = meta.batch_size
+        self._sub_batch = torch.Size(meta.batch_size)
 
     @property
     def timeout(self) -> float | None:
@@ -158,16 +195,16 @@ class BatchedEnvBase(EnvBase):
         self._timeout = check_timeout("timeout", value)
 
     # ---------------------------------------------------------------- specs
-    def _meta_env(self) -> EnvBase:
-        """An env whose specs describe one worker (the first worker's env)."""
+    def _meta_env(self) -> Any:
+        """An object whose specs describe one sub-env (the first sub-env)."""
         raise NotImplementedError
 
-    def _worker_specs(self) -> list[EnvBase] | None:
+    def _worker_specs(self) -> list[Any] | None:
         """The sub-envs whose specs are stacked (``None``: the meta env's, expanded)."""
         return None
 
-    def _set_specs_from(self, meta: EnvBase) -> None:
-        n = self.num_workers
+    def _set_specs_from(self, meta: Any) -> None:
+        n = self.num_envs
         workers = self._worker_specs()
         for name in (
             "full_observation_spec",
@@ -182,44 +219,28 @@ class BatchedEnvBase(EnvBase):
             else:
                 batched = stack_worker_specs([getattr(env, name) for env in workers], name)
             setattr(self, name, batched)
-        self.batch_locked = True
 
-    # ---------------------------------------------------------------- worker selection
-    def _reset_workers(self, tensordict: TensorDictBase | None) -> list[bool] | None:
-        """Which workers a reset must reach (``None``: all of them)."""
-        if tensordict is None:
-            return None
-        need = None
-        for key in self._reset_keys:
-            flag = tensordict.get(key, None)
-            if flag is None:
-                continue
-            rows = flag.reshape(self.num_workers, -1).any(-1)
-            need = rows if need is None else need | rows
-        return None if need is None else need.tolist()
-
-    @staticmethod
-    def _step_workers(tensordict: TensorDictBase) -> list[bool] | None:
-        mask = tensordict.get("_step", None)
+    # ---------------------------------------------------------------- rows
+    def _rows(self, mask: Any) -> np.ndarray | None:
+        """A row mask of the hooks (any shape starting with ``num_envs``) as one bool per
+        sub-env (``None``: all of them)."""
         if mask is None:
             return None
-        return mask.reshape(mask.shape[0], -1).any(-1).tolist()
+        rows = np.asarray(mask if not isinstance(mask, torch.Tensor) else mask.cpu(), dtype=bool)
+        rows = rows.reshape(self.num_envs, -1).any(-1)
+        return None if rows.all() else rows
 
     # ---------------------------------------------------------------- seeding
-    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
-        """Seed the sub-envs one after the other (each with the seed the previous returned),
-        and return the seed that follows the last."""
-        return self._seed_workers(check_seed(seed), static_seed)
-
-    def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
-        raise NotImplementedError
-
     def _set_seed(self, seed: int | None) -> None:
-        self._seed_workers(seed, False)
+        self._seed_envs(seed)
+
+    def _seed_envs(self, seed: int | None) -> None:
+        """Seed sub-env ``i`` with ``seed + i`` (times its own batch's count)."""
+        raise NotImplementedError
 
     # ---------------------------------------------------------------- attributes
     def get_attr(self, name: str) -> list[Any]:
-        """The attribute ``name`` of every sub-env, in worker order."""
+        """The attribute ``name`` of every sub-env, in order."""
         raise NotImplementedError
 
     def set_attr(self, name: str, values: Any) -> None:
@@ -230,20 +251,31 @@ class BatchedEnvBase(EnvBase):
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""
         raise NotImplementedError
 
-    def _per_worker(self, values: Any) -> list[Any]:
-        if isinstance(values, (list, tuple)) and len(values) == self.num_workers:
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
+        """Every sub-env's ``render_frames()``, stacked: ``uint8 [num_workers, ..., H, W, 3]``
+        (the sub-envs render from their own state; ``tensordict`` is not sent to them)."""
+        import numpy as np
+
+        from hub.errors import NoFramesError
+        from hub.media import to_numpy
+
+        try:
+            frames = self.call("render_frames")
+        except HubError as err:  # NoFramesError, or a WorkerError carrying it
+            raise NoFramesError(
+                f"the sub-envs of {type(self).__name__} cannot render: {err}"
+            ) from err
+        return np.stack([to_numpy(frame) for frame in frames])
+
+    def _per_env(self, values: Any) -> list[Any]:
+        if isinstance(values, (list, tuple)) and len(values) == self.num_envs:
             return list(values)
-        return [values] * self.num_workers
+        return [values] * self.num_envs
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name in _NOT_FORWARDED:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        try:
-            values = self.get_attr(name)
-        except AttributeError:
-            raise
-        except HubError:
-            raise
+        values = self.get_attr(name)
         if values and all(callable(v) for v in values):
 
             def forward(*args: Any, **kwargs: Any) -> list[Any]:
@@ -253,30 +285,15 @@ class BatchedEnvBase(EnvBase):
             return forward
         return values
 
-    def _zero_step_output(self) -> TensorDictBase:
-        """A step output of zeros (observations, rewards, done flags), from the specs."""
-        out = self.full_observation_spec.zero()
-        out.update(self.full_reward_spec.zero())
-        out.update(self.full_done_spec.zero())
-        return out
-
-    def _output_device(self, data: TensorDictBase) -> TensorDictBase:
-        if self._device is not None and data.device != self._device:
-            return data.to(self._device)
-        return data
-
     def _check_num(self, index: int) -> None:
-        if not 0 <= index < self.num_workers:
-            raise IndexError(f"worker index {index} out of range for {self.num_workers} workers.")
+        if not 0 <= index < self.num_envs:
+            raise IndexError(f"sub-env index {index} out of range for {self.num_envs} sub-envs.")
 
 
 # names that must never be looked up on sub-envs (they are set during __init__)
-_NOT_FORWARDED = frozenset({"num_workers", "batch_locked", "checks", "auto_reset"})
-
-
-def rows_where(mask: list[bool] | None, n: int) -> list[int]:
-    """The indices set in ``mask`` (all of ``range(n)`` when ``mask`` is None)."""
-    return list(range(n)) if mask is None else [i for i, m in enumerate(mask) if m]
+_NOT_FORWARDED = frozenset(
+    {"num_envs", "num_workers", "envs_per_worker", "batch_locked", "checks", "auto_reset"}
+)
 
 
 def stack_worker_specs(specs: Sequence[Composite], name: str) -> Composite:

@@ -1,52 +1,50 @@
-"""``ParallelEnv``: one env per worker process, as one batched env.
+"""``ParallelEnv``: sub-envs in worker processes, several per worker, as one batched env.
 
-Same API and same results as :class:`hub.SerialEnv` (identical rollouts for the same seeds), with
-the sub-envs stepping in parallel. Step data goes through shared memory laid out from the specs;
-each step or reset is one byte each way per worker (see :mod:`hub.batching.signals`);
-``step_and_maybe_reset`` resets inside the workers, so a step that ends episodes still costs one
-message per worker. A worker's exception re-raises here as :class:`hub.errors.WorkerError` with
-its traceback; a dead worker is reported within a bounded time, never waited for forever.
+Same API and same results as :class:`hub.SerialEnv` (identical rollouts for the same seed,
+whatever the layout). ``num_envs`` sub-envs are spread over ``num_workers`` processes (by
+default one per CPU this process may use), ``envs_per_worker`` each; a worker steps its slice of
+sub-envs as a batch-first ``SerialEnv`` and reads and writes its slice of shared-memory buffers
+laid out from the specs. A step or reset is one byte each way per worker
+(:mod:`hub.batching.signals`); in ``step_and_maybe_reset`` and ``rollout`` the sub-envs whose
+episode ended are reset inside the workers, in the same message. A worker's exception re-raises
+here as :class:`hub.errors.WorkerError` with its traceback; a dead worker is reported within a
+bounded time, never waited for forever.
 
 Example:
     >>> import hub
     >>> from hub.envs.builtin import CountingEnv
-    >>> env = hub.ParallelEnv(2, CountingEnv, {"max_steps": 4})
-    >>> env.max_steps
-    [4, 4]
+    >>> env = hub.ParallelEnv(4, CountingEnv, {"max_steps": 4}, num_workers=2)
+    >>> env.num_workers, env.envs_per_worker, env.max_steps
+    (2, 2, [4, 4, 4, 4])
     >>> env.rollout(3)["next", "observation"].squeeze(-1).tolist()
-    [[1, 2, 3], [1, 2, 3]]
+    [[1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3]]
     >>> env.close()
 """
 
 from __future__ import annotations
 
+import math
+import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
-from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, rows_where
+from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, join_specs
+from hub.batching.faults import LastData, truncate_rows
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
-from hub.envs._fast_td import fast_get, fast_set, fast_update, new_td
-from hub.envs.base import EnvBase
-from hub.envs.done import complete_done_flags
-from hub.envs.reset_masks import read_reset_masks
-from hub.envs.seeding import next_seed
-from hub.envs.serial_ops import where_rows
-from hub.errors import (
-    ClosedEnvError,
-    HubError,
-    SpecMismatchError,
-    WorkerError,
-    WorkerTimeoutError,
-)
+from hub.batching.worker import WorkerEnvs
+from hub.envs.seeding import derived_seed
+from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
+from hub.specs import Categorical
 
-__all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning"]
+__all__ = ["ParallelEnv", "AsyncCallError", "WorkerRestartWarning", "worker_layout"]
 
 # how long a wait may poll before it sleeps, and the longest average wait for which it does:
 # longer than a tight loop's gaps with cheap envs (a CartPole step of 8 workers on 2 cores takes
@@ -63,17 +61,55 @@ class WorkerRestartWarning(RuntimeWarning):
     """A failed worker was rebuilt (``restart_failed=True``)."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask; the machine's count elsewhere)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
+
+
+def worker_layout(
+    num_envs: int, num_workers: int | None = None, envs_per_worker: int | None = None
+) -> tuple[int, int]:
+    """``(num_workers, envs_per_worker)`` for ``num_envs`` sub-envs: the given one decides
+    the other; with neither, one worker per CPU this process may use (at most one per sub-env),
+    the sub-envs spread evenly.
+
+    Example:
+        >>> worker_layout(256, num_workers=2), worker_layout(10, envs_per_worker=4)
+        ((2, 128), (3, 4))
+    """
+    if num_workers is not None and envs_per_worker is not None:
+        raise ValueError(
+            "pass num_workers or envs_per_worker, not both: each decides the other "
+            f"(num_envs={num_envs})."
+        )
+    if envs_per_worker is not None:
+        per = _positive("envs_per_worker", envs_per_worker)
+        return math.ceil(num_envs / per), min(per, num_envs)
+    workers = usable_cpus() if num_workers is None else _positive("num_workers", num_workers)
+    workers = min(workers, num_envs)
+    per = math.ceil(num_envs / workers)
+    return math.ceil(num_envs / per), per
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}.")
+    return int(value)
+
+
 @dataclass
 class _Job:
     """A step or reset sent to the workers, waiting for (or holding) their answers."""
 
     kind: str  # "step" or "reset"
     pending: Pending
-    rows: list[int]
-    tensordict: TensorDictBase | None
+    workers: list[int]
     fused: bool = False  # a step that resets inside the workers
-    full: bool = True  # a reset of whole sub-envs, without input data
+    rows: np.ndarray | None = None  # the sub-envs it reaches (None: all)
     kwargs: dict[str, Any] | None = None
+    tensordict: TensorDictBase | None = None  # step_send's input, for step_fetch
+    inputs: dict[Any, Any] | None = None  # the step's input arrays (a step that timed out)
     timed_out: bool = False  # left pending by a synchronous call that timed out
 
 
@@ -95,25 +131,35 @@ class _WorkerSpecs:
 
 
 class ParallelEnv(BatchedEnvBase):
-    """Run ``num_workers`` envs in worker processes as one env of batch size ``[num_workers]``.
+    """Run ``num_envs`` envs in worker processes as one env of batch size ``[num_envs]``.
 
     Args:
-        num_workers: the number of worker processes (one sub-env each).
-        create_env_fn: builds one env (or one callable per worker). With ``spawn`` or
+        num_envs: the number of sub-envs (TorchRL calls it ``num_workers``: here a worker is a
+            process, which holds ``envs_per_worker`` sub-envs).
+        create_env_fn: builds one env (or one callable per sub-env). With ``spawn`` or
             ``forkserver`` it must pickle: a module-level function, a class, or a
             ``functools.partial`` of one.
         create_env_kwargs: keyword arguments for ``create_env_fn`` (one dict for all, or one per
-            worker).
+            sub-env).
+        num_workers: the number of worker processes (default: one per CPU this process may
+            use, at most one per sub-env); the sub-envs are spread evenly over them.
+        envs_per_worker: the number of sub-envs per worker instead (the last worker may hold
+            fewer); pass one of the two at most.
+        create_batch_fn: ``create_batch_fn(k)`` builds a worker's ``k`` sub-envs as one natively
+            batched env (``make_env(..., batching="parallel")`` passes it for namespaces with
+            native batching, such as ``envpool``); by default a worker holds a batch-first
+            ``SerialEnv`` of ``create_env_fn`` copies. Each worker's batch is seeded with the
+            seed of its first sub-env.
         device: where the batched data lives (default: the sub-envs' device).
         checks: check actions and outputs against the specs in this process (see
             :class:`hub.EnvBase`; a non-finite reward then raises).
         start_method: ``"fork"``, ``"spawn"`` or ``"forkserver"`` (default: ``fork`` when this
-            process runs one Python thread and the platform has it, else ``forkserver``, else
-            ``spawn``; see ``docs/batching.md`` for the measurements).
-        restart_failed: rebuild a worker that raises or dies (its env is created and seeded
-            again), warn with :class:`WorkerRestartWarning` and count it in ``restarts``; the
-            failed step reports that sub-env's episode as truncated. Without it, the failure
-            raises :class:`hub.errors.WorkerError`.
+            process runs one thread and the platform has it, else ``forkserver``, else
+            ``spawn``; see ``docs/batching.md``).
+        restart_failed: rebuild a worker that raises or dies (its sub-envs are built and
+            seeded again), warn with :class:`WorkerRestartWarning` and count it in
+            ``restarts``; the failed step reports every sub-env of that worker as truncated.
+            Without it, the failure raises :class:`hub.errors.WorkerError`.
         timeout: seconds that ``step``, ``reset`` and the other synchronous calls wait for the
             workers before raising :class:`hub.errors.WorkerTimeoutError` (``None``: as long as
             they are alive; a dead worker is always reported).
@@ -121,26 +167,27 @@ class ParallelEnv(BatchedEnvBase):
         shutdown_timeout: seconds ``close()`` gives the workers to exit before killing them.
         spin_wait: seconds a waiting process (this one for the workers' answers, a worker for
             its next command) keeps polling, giving its core away between polls, before it
-            sleeps; a process whose waits last longer than this on average sleeps at once.
-            Waking a sleeping process is most of a small env's round trip; a loop that steps
-            again within this time never waits for a wake-up. ``0`` always sleeps at once (see
-            ``docs/batching.md``).
+            sleeps (``0``: always sleep at once; see ``docs/batching.md``).
 
     Attributes:
+        num_envs, num_workers, envs_per_worker: the layout (see above).
         restarts: how many times each worker was rebuilt.
         start_method: the start method in use.
 
     ``step_send(td)`` / ``step_fetch(timeout=None)`` and ``reset_send(td=None)`` /
-    ``reset_fetch(timeout=None)`` split a step or a reset in two, so that the parent can work
+    ``reset_fetch(timeout=None)`` split a step or a reset in two, so that this process can work
     while the workers step.
     """
 
     def __init__(
         self,
-        num_workers: int,
+        num_envs: int,
         create_env_fn: EnvFactory | Sequence[EnvFactory],
         create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
         *,
+        num_workers: int | None = None,
+        envs_per_worker: int | None = None,
+        create_batch_fn: Callable[[int], Any] | None = None,
         device: Any = None,
         checks: bool = False,
         start_method: str | None = None,
@@ -159,29 +206,28 @@ class ParallelEnv(BatchedEnvBase):
         if spin_wait < 0:
             raise ValueError(f"spin_wait must be >= 0 seconds, got {spin_wait}.")
         self._spin_wait = float(spin_wait)
+        self._layout_request = (num_workers, envs_per_worker)
+        self._create_batch_fn = create_batch_fn
         self._pool: WorkerPool | None = None
         self._views: SharedViews | None = None
         self._descriptions: list[dict[str, Any]] = []
         self._job: _Job | None = None  # sent with *_send (or timed out), not fetched yet
-        self._fetched: _Job | None = None  # answered, about to be read by _step / _reset
-        self._prereset: set[int] | None = None  # workers that reset inside a fused step
+        self._fetched: _Job | None = None  # answered, about to be read by the hooks
         self._in_flight: str | None = None  # a step or reset sent and not returned yet
         self._unsynced: set[int] = set()  # workers whose pipes an interrupted call left unread
-        self._fuse = False
-        self._step_restarted = False  # the last step rebuilt a worker (its episode was cut)
-        self._seeds: list[int | None] = []
+        self._seed: int | None = None
+        self._last = LastData()  # each sub-env's last data (a rebuilt worker's step)
         self.restarts: list[int] = []
         self._constructed = False
         super().__init__(
-            num_workers,
+            num_envs,
             create_env_fn,
             create_env_kwargs,
             device=device,
             checks=checks,
             spec_locked=spec_locked,
         )
-        self._seeds = [None] * num_workers
-        self.restarts = [0] * num_workers
+        self.restarts = [0] * self.num_workers
         self._constructed = True
 
     # ---------------------------------------------------------------- start-up
@@ -192,31 +238,50 @@ class ParallelEnv(BatchedEnvBase):
 
     def _meta_env(self) -> _WorkerSpecs:
         n = len(self._factories)
+        workers, per = worker_layout(n, *self._layout_request)
+        self.num_workers, self.envs_per_worker = workers, per
+        self._bounds = [(w * per, min(n, (w + 1) * per)) for w in range(workers)]
+        batch_fn = self._create_batch_fn
+        builders = [
+            WorkerEnvs(self._factories[a:b], self._factory_kwargs[a:b], a, batch_fn)
+            for a, b in self._bounds
+        ]
         pool = WorkerPool(
-            self._factories,
-            self._factory_kwargs,
+            builders,
+            [{} for _ in builders],
             self._start_method,
             self._shutdown_timeout,
             self._spin_wait,
         )
         self._pool = pool
         try:
-            for i in range(n):
-                pool.start(i)
-            answers = pool.collect(Pending("start-up", set(range(n))), self.start_timeout)
-            self._raise_failures(answers, "start-up (building the env)", restart=False)
+            for w in range(workers):
+                pool.start(w)
+            answers = pool.collect(Pending("start-up", set(range(workers))), self.start_timeout)
+            self._raise_failures(answers, "start-up (building the envs)", restart=False)
         except BaseException:
             pool.shutdown()
             raise
-        self._descriptions = [answers[i].payload for i in range(n)]
-        return _WorkerSpecs(self._descriptions[0])
+        self._descriptions = [answers[w].payload for w in range(workers)]
+        first = _WorkerSpecs(self._descriptions[0])
+        meta = _WorkerSpecs(self._descriptions[0])
+        meta.batch_size = first.batch_size[1:]  # one sub-env's batch (a worker holds several)
+        return meta
 
-    def _worker_specs(self) -> list[_WorkerSpecs]:
-        return [_WorkerSpecs(d) for d in self._descriptions]
+    def _set_specs_from(self, meta: Any) -> None:
+        workers = [_WorkerSpecs(d) for d in self._descriptions]
+        for name in (
+            "full_observation_spec",
+            "full_reward_spec",
+            "full_done_spec",
+            "full_action_spec",
+            "full_state_spec",
+        ):
+            setattr(self, name, join_specs([getattr(w, name) for w in workers], name))
 
     def _ready_pool(self) -> WorkerPool:
         pool = self._pool
-        if pool is None or pool.closed:
+        if pool is None or pool.closed or self._closed:
             raise ClosedEnvError(
                 "this ParallelEnv is closed (its workers are stopped); build a new one."
             )
@@ -225,31 +290,29 @@ class ParallelEnv(BatchedEnvBase):
         if self._unsynced:
             self._resync(pool)
         if pool.dead and self.restart_failed:
-            for i in sorted(pool.dead):
-                self._restart(i, f"worker {i} {pool.dead[i]}")
+            for w in sorted(pool.dead):
+                self._restart(w, f"worker {w} {pool.dead[w]}")
         return pool
 
     def _resync(self, pool: WorkerPool) -> None:
         """After an interrupted call: read and drop what the workers answered to it."""
         failed = pool.resync(sorted(self._unsynced), self.timeout)
         self._unsynced.clear()
-        for i, answer in sorted(failed.items()):
+        for w, answer in sorted(failed.items()):
             if answer.status != b"?":
                 continue  # died: reported as dead by the next call
             if self.restart_failed:
-                pool.kill_hung(i, f"did not answer within {self.timeout} s")
+                pool.kill_hung(w, f"did not answer within {self.timeout} s")
                 continue
             self._unsynced.update(failed)
             raise WorkerTimeoutError(
-                f"worker {i} is still busy with a call that was interrupted, {self.timeout} s "
+                f"worker {w} is still busy with a call that was interrupted, {self.timeout} s "
                 "later. env.close() stops the workers; ParallelEnv(..., restart_failed=True) "
                 "kills and rebuilds workers that hang.",
-                worker=i,
+                worker=w,
             )
 
     def _layout(self) -> BufferLayout:
-        self._keys()
-
         def leaves(spec: Any) -> list[tuple[Any, Any]]:
             return [(k, spec[k]) for k in spec.keys(include_nested=True, leaves_only=True)]
 
@@ -258,18 +321,18 @@ class ParallelEnv(BatchedEnvBase):
         done = leaves(self.full_done_spec)
         state = leaves(self.full_state_spec)
         action = leaves(self.full_action_spec)
-        flags = [
-            (reset_key, self.full_done_spec[done_key])
-            for reset_key, done_key in zip(self._reset_keys, self._done_flag_keys)
-        ]
+        rows = [("rows", Categorical(2, shape=(self.num_envs,), dtype=torch.bool))]
         groups = {
             "input": _unique(action + state),
+            "rows": rows,
             "next": _unique(obs + reward + done + state),
-            "reset_in": _unique(obs + done + state + flags),
             "reset_out": _unique(obs + done + state),
         }
         return BufferLayout.from_groups(
-            tuple(self.batch_size), groups, optional=frozenset(("next", "reset_in", "reset_out"))
+            tuple(self.batch_size),
+            groups,
+            self._bounds,
+            optional=frozenset(("next", "reset_out")),
         )
 
     def _setup_buffers(self, pool: WorkerPool) -> None:
@@ -280,37 +343,34 @@ class ParallelEnv(BatchedEnvBase):
         )
         self._raise_failures(answers, "setting up the shared buffers", restart=False)
         self._views = views
-        self._input = views.leaves("input")
-        self._next = views.leaves("next")
-        self._reset_in = views.leaves("reset_in")
-        self._reset_out = views.leaves("reset_out")
-        self._fusable = len(self._done_prefixes) == 1
-        self._flat_keys = all(
-            type(leaf.key) is str for group in layout.groups.values() for leaf in group
-        )
+        self._input = views.numpy_leaves("input")
+        self._rows_view = views.numpy_leaves("rows")[0][1]
+        self._next = views.numpy_leaves("next")
+        self._reset_out = views.numpy_leaves("reset_out")
 
     # ---------------------------------------------------------------- failures
     def _raise_failures(self, answers: dict[int, Answer], what: str, restart: bool) -> list[int]:
         """Raise the first failure among ``answers`` as a WorkerError, or (with
         ``restart_failed``) rebuild the failed workers and return their indices."""
         errors = []
-        for i in sorted(answers):
-            answer = answers[i]
+        for w in sorted(answers):
+            answer = answers[w]
+            envs = self._envs_note(w)
             if answer.status == sig.ERROR:
                 name, message, tb = answer.payload
                 errors.append(
                     WorkerError(
-                        f"worker {i} raised {name} during {what}: {message}",
-                        worker=i,
+                        f"worker {w} raised {name} during {what}: {message}{envs}",
+                        worker=w,
                         traceback=tb,
                     )
                 )
             elif answer.died:
                 errors.append(
                     WorkerError(
-                        f"worker {i} {self._pool.dead.get(i, 'died')} during {what} "
-                        f"(exit code {answer.exitcode}).",
-                        worker=i,
+                        f"worker {w} {self._pool.dead.get(w, 'died')} during {what} (exit code "
+                        f"{answer.exitcode}).{envs}{_main_guard_hint(self, answer)}",
+                        worker=w,
                     )
                 )
         if not errors:
@@ -326,6 +386,16 @@ class ParallelEnv(BatchedEnvBase):
             )
         raise first
 
+    def _envs_of(self, worker: int) -> str:
+        start, stop = self._bounds[worker] if hasattr(self, "_bounds") else (worker, worker + 1)
+        return f"{start}" if stop - start == 1 else f"{start}-{stop - 1}"
+
+    def _envs_note(self, worker: int) -> str:
+        """`` (worker w holds sub-envs a-b)`` when workers hold several sub-envs."""
+        if getattr(self, "envs_per_worker", 1) == 1:
+            return ""
+        return f" (worker {worker} holds sub-envs {self._envs_of(worker)})"
+
     def _restart(self, index: int, reason: str) -> None:
         pool = self._pool
         pool.stop(index)
@@ -338,14 +408,14 @@ class ParallelEnv(BatchedEnvBase):
             )
             self._raise_failures(answers, f"restarting worker {index}", restart=False)
         self.restarts[index] += 1
-        seed = self._seeds[index]
-        if seed is not None:
-            seed = next_seed(seed + (self.restarts[index] << 40))
-            answers = pool.collect(pool.send_control([index], "seed", (seed, False)), self.timeout)
+        if self._seed is not None:
+            start = self._bounds[index][0]
+            seed = derived_seed(self._seed + start, self.restarts[index])
+            answers = pool.collect(pool.send_control([index], "seed", seed), self.timeout)
             self._raise_failures(answers, f"seeding restarted worker {index}", restart=False)
         warnings.warn(
             f"ParallelEnv worker {index} was rebuilt after a failure ({reason}); it has been "
-            f"restarted {self.restarts[index]} time(s).",
+            f"restarted {self.restarts[index]} time(s).{self._envs_note(index)}",
             WorkerRestartWarning,
             stacklevel=4,
         )
@@ -381,9 +451,9 @@ class ParallelEnv(BatchedEnvBase):
             if not sync:
                 raise
             if self.restart_failed:
-                for i in sorted(job.pending.waiting):
-                    job.pending.answers[i] = self._pool.kill_hung(
-                        i, f"did not answer within {timeout} s and was killed"
+                for w in sorted(job.pending.waiting):
+                    job.pending.answers[w] = self._pool.kill_hung(
+                        w, f"did not answer within {timeout} s and was killed"
                     )
                 job.pending.waiting.clear()
                 self._job = None
@@ -398,7 +468,7 @@ class ParallelEnv(BatchedEnvBase):
                 worker=exc.worker,
             ) from None
         except BaseException:
-            self._interrupted(job.pending.waiting | set(job.pending.answers) | set(job.rows))
+            self._interrupted(job.pending.waiting | set(job.pending.answers) | set(job.workers))
             raise
         self._job = None
         return answers
@@ -417,126 +487,155 @@ class ParallelEnv(BatchedEnvBase):
             return
         answers = self._wait(job, self.timeout)
         self._raise_failures(answers, f"the {job.kind} that timed out", restart=True)
-        self._prereset = None
 
-    # ---------------------------------------------------------------- step
-    def _write_inputs(self, tensordict: TensorDictBase) -> None:
-        for leaf, view in self._input:
-            value = fast_get(tensordict, leaf.key)
-            if value is None:
-                value = tensordict.get(leaf.key)  # raises the usual KeyError
-            if value.shape != view.shape:
-                raise SpecMismatchError(
-                    leaf.key,
-                    f"shape {list(view.shape)}",
-                    f"shape {list(value.shape)}",
-                    where="step",
-                )
-            view.copy_(value)
+    def _workers_of(self, rows: np.ndarray | None) -> list[int]:
+        """The workers that hold at least one of ``rows`` (``None``: every worker)."""
+        if rows is None:
+            return list(range(self.num_workers))
+        return [w for w, (a, b) in enumerate(self._bounds) if rows[a:b].any()]
 
-    def _step_send(self, tensordict: TensorDictBase, fused: bool) -> _Job:
+    def _write_rows(self, rows: np.ndarray | None) -> None:
+        if rows is not None:
+            np.copyto(self._rows_view, rows)
+
+    # ---------------------------------------------------------------- the hooks: step
+    def _send_step(self, inputs: dict[Any, Any], rows: Any, fused: bool) -> _Job:
         pool = self._ready_pool()
-        if self._in_flight is not None or self._prereset:
-            self._refuse_step()
-        active = self._step_workers(tensordict)
-        rows = rows_where(active, self.num_workers)
-        self._write_inputs(tensordict)
-        op = sig.STEP_RESET if fused else sig.STEP
+        if self._in_flight is not None:
+            raise HubError(
+                f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or "
+                "was interrupted), so the sub-envs' states are not known: call env.reset() "
+                "before stepping again."
+            )
+        active = self._rows(rows)
+        for leaf, view in self._input:
+            value = inputs.get(leaf.key)
+            if value is not None:
+                np.copyto(view, np.asarray(value).reshape(view.shape), casting="unsafe")
+        self._write_rows(active)
+        workers = self._workers_of(active)
+        if active is None:
+            op = sig.STEP_RESET if fused else sig.STEP
+        else:
+            op = sig.STEP_RESET_ROWS if fused else sig.STEP_ROWS
         self._in_flight = "step"
         try:
-            pending = pool.send(rows, op, "step")
+            pending = pool.send(workers, op, "step")
         except BaseException:
-            self._interrupted(set(rows))
+            self._interrupted(set(workers))
             raise
-        return _Job("step", pending, rows, tensordict, fused=fused)
+        return _Job("step", pending, workers, fused=fused, rows=active, inputs=inputs)
 
-    def _refuse_step(self) -> None:
-        if self._prereset:
-            rows = sorted(self._prereset)
-            raise AsyncCallError(
-                f"sub-envs {rows} ended their episode in the step that step_fetch() returned and "
-                "were reset in their workers: reset them before the next step, e.g. "
-                "td = env.step_mdp(data); td['_reset'] = data['next', 'done']; env.reset(td) "
-                "(or env.reset() for all)."
-            )
-        raise HubError(
-            f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or was "
-            "interrupted), so the sub-envs' states are not known: call env.reset() before "
-            "stepping again."
-        )
-
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _take_step(self, inputs: dict[Any, Any], rows: Any, fused: bool) -> _Job:
         job, self._fetched = self._fetched, None
-        if job is None:
+        if job is not None:
+            return job
+        if self._job is not None and self._job.timed_out:
             self._idle("step")
-            job = self._step_send(tensordict, self._fuse and self._fusable)
-        return self._step_result(job, tensordict)
+        self._idle("step")
+        return self._send_step(inputs, rows, fused)
 
-    def _step_result(self, job: _Job, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: dict[Any, Any], rows: Any = None) -> dict[Any, Any]:
+        out, _ = self._step_result(self._take_step(inputs, rows, False))
+        return out
+
+    def _step_reset_arrays(
+        self, inputs: dict[Any, Any], rows: Any = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
+        return self._step_result(self._take_step(inputs, rows, True))
+
+    def _step_result(self, job: _Job) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
         answers = self._wait(job, self.timeout)
         restarted = self._raise_failures(answers, "step", restart=True)
-        if job.fused:
-            self._prereset = {i for i, a in answers.items() if a.status == sig.DID_RESET}
-        self._step_restarted = bool(restarted)
-        out = self._read(self._next, job.rows)
+        reset_by = [w for w, a in answers.items() if a.status == sig.DID_RESET]
+        out = self._read(self._next, job.workers)
+        self._in_flight = None
+        first = None
+        if reset_by:
+            first = self._read(self._reset_out, reset_by)
         if restarted:
-            _truncate_rows(out, tensordict, restarted, self._done_prefixes, self._reward_keys)
-        out = self._output_device(out)
+            rows = np.zeros(self.num_envs, dtype=bool)
+            for w in restarted:
+                a, b = self._bounds[w]
+                rows[a:b] = True
+            truncate_rows(out, self._last.data, rows, self.env_keys.reward_keys)
+            if job.fused:  # the truncated sub-envs start again, as the others that ended
+                restart_first = self._reset_now(restarted)
+                first = restart_first if first is None else _merge(first, restart_first, rows)
+        self._last.remember(out, job.rows)
+        if first is not None:
+            ended = self.env_keys.outputs.raw_ended(out, job.rows)
+            self._last.remember(first, None if ended is True else ended)
+        return out, first
+
+    def _reset_now(self, workers: list[int]) -> dict[Any, Any]:
+        """A synchronous reset of every sub-env of ``workers`` (rebuilt workers in a fused
+        step), read whole."""
+        pending = self._pool.send(workers, sig.RESET, "reset")
+        answers = self._wait(_Job("reset", pending, workers), self.timeout)
+        self._raise_failures(answers, "reset", restart=False)
+        return self._read(self._reset_out, workers)
+
+    # ---------------------------------------------------------------- the hooks: reset
+    def _send_reset(self, rows: np.ndarray | None, kwargs: dict[str, Any]) -> _Job:
+        pool = self._ready_pool()
+        if rows is not None and self._in_flight is not None:
+            raise HubError(
+                f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or "
+                "was interrupted), so the sub-envs' states are not known: a partial reset "
+                "cannot follow it; call env.reset() (every sub-env) first."
+            )
+        self._write_rows(rows)
+        workers = self._workers_of(rows)
+        self._in_flight = "reset"
+        try:
+            if kwargs:
+                seed = kwargs.get("seed")
+
+                def options(w: int) -> tuple[bool, dict[str, Any]]:
+                    if seed is None:
+                        return rows is not None, kwargs
+                    return rows is not None, {**kwargs, "seed": seed + self._bounds[w][0]}
+
+                pending = pool.send_control(workers, "reset", options)
+            else:
+                pending = pool.send(workers, sig.RESET if rows is None else sig.RESET_ROWS, "reset")
+        except BaseException:
+            self._interrupted(set(workers))
+            raise
+        return _Job("reset", pending, workers, rows=rows, kwargs=kwargs)
+
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[Any, Any]:
+        job, self._fetched = self._fetched, None
+        if job is None:
+            if self._job is not None and self._job.timed_out:
+                self._drop_timed_out()
+            self._idle("reset")
+            job = self._send_reset(self._rows(rows), kwargs)
+        answers = self._wait(job, self.timeout)
+        failed = self._raise_failures(answers, "reset", restart=True)
+        if failed:  # the rebuilt workers reset once more; a second failure raises
+            retry = self._send_reset(job.rows, job.kwargs or {})
+            retry.workers = failed
+            self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
+        out = self._read(self._reset_out, job.workers)
+        self._last.remember(out, job.rows)
         self._in_flight = None
         return out
 
-    def step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """Step, then reset the sub-envs whose episode ended, inside the workers (one message
-        per worker and step). Same results as :meth:`hub.EnvBase.step_and_maybe_reset`."""
-        self._fuse = True
-        try:
-            if self._lean_step_ok(tensordict):
-                return self._lean_step_and_maybe_reset(tensordict)
-            return super().step_and_maybe_reset(tensordict)
-        finally:
-            self._fuse = False
-            self._prereset = None
+    # ---------------------------------------------------------------- reading
+    def _read(self, leaves: list[Any], workers: list[int]) -> dict[Any, np.ndarray]:
+        """Copy a group out of shared memory into arrays this process owns (the buffers are
+        overwritten by the next call); the entries the first of ``workers`` wrote."""
+        flags = self._views.present_row(workers[0]) if workers else None
+        data = {}
+        for leaf, view in leaves:
+            if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
+                continue
+            data[leaf.key] = view.copy()
+        return data
 
-    def _lean_step_ok(self, tensordict: TensorDictBase) -> bool:
-        """Whether the common case holds: nothing pending, a plain TensorDict of the env's batch
-        size stepping every worker, no checks or auto-reset to run in this process."""
-        return (
-            self._views is not None
-            and self._job is None
-            and self._fetched is None
-            and self._in_flight is None
-            and not self._unsynced
-            and self._fusable
-            and self._plain_step_ok(tensordict)
-        )
-
-    def _lean_step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """``EnvBase.step_and_maybe_reset`` for the common case (see :meth:`_lean_step_ok`),
-        without the generic step's dispatch: the same checks of the actions, the same data."""
-        self._check_actions(tensordict)
-        next_td = self._step_result(self._step_send(tensordict, fused=True), tensordict)
-        complete_done_flags(next_td, self._done_prefixes, self._done_shapes)
-        fast_set(tensordict, "next", next_td)
-        next_input = self.step_mdp(tensordict)
-        if self._step_restarted:  # a rebuilt worker: the generic reset path
-            self._reset_finished(next_input)
-        elif self._prereset:  # a worker resets iff its episode ended
-            self._merge_prereset(next_input)
-        return tensordict, next_input
-
-    def _merge_prereset(self, next_input: TensorDictBase) -> None:
-        """Write the rows of the workers that reset inside the step just taken into
-        ``next_input``: what ``_reset_finished`` gives (the same partial read of the reset
-        buffers), without reading the done flags back or going through ``reset``."""
-        rows, self._prereset = sorted(self._prereset), None
-        out = self._output_device(self._read(self._reset_out, rows, next_input, partial=True))
-        complete_done_flags(out, self._done_prefixes, self._done_shapes)
-        fast_update(next_input, out)
-
+    # ---------------------------------------------------------------- async use
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Start a step; :meth:`step_fetch` returns its result.
 
@@ -549,30 +648,34 @@ class ParallelEnv(BatchedEnvBase):
             [1, 1]
             >>> env.close()
         """
-        if self._closed:
-            raise self._closed_error("step_send")
         self._idle("step_send")
-        self._keys()
-        self._check_batch(tensordict, "step")
-        self._check_actions(tensordict)
-        self._job = self._step_send(tensordict, fused=False)
+        self.check_step_input(tensordict, "step_send")
+        keys = self.env_keys
+        inputs = {
+            k: v.numpy(force=True) for k, v in tensordict.items(True, True) if k in keys.input_keys
+        }
+        step_mask = tensordict.get("_step", None)
+        rows = None if step_mask is None else step_mask.reshape(self.num_envs, -1).any(-1).numpy()
+        job = self._send_step(inputs, rows, fused=False)
+        job.tensordict = tensordict
+        self._job = job
 
     def step_fetch(self, timeout: float | None = None) -> TensorDictBase:
         """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` (or left
         pending by a step that timed out) and return it, as :meth:`step` would: a TensorDict
-        with ``"next"``. On :class:`hub.errors.WorkerTimeoutError` the step stays pending: fetch
-        again to get it.
-
-        A ``step_and_maybe_reset`` that timed out reset the sub-envs whose episode ended inside
-        their workers: reset those (``"_reset"`` from the returned ``("next", "done")``) before
-        the next step."""
+        with ``"next"``. On :class:`hub.errors.WorkerTimeoutError` the step stays pending:
+        fetch again to get it."""
         job = self._take_job("step", timeout)
         self._fetched = job
-        return EnvBase.step(self, job.tensordict)
+        td = job.tensordict
+        if td is None:  # a synchronous step that timed out: its input, rebuilt from its arrays
+            td = TensorDict(
+                {k: torch.as_tensor(v) for k, v in (job.inputs or {}).items()}, self.batch_size
+            )
+        return self.step(td)
 
     def _take_job(self, kind: str, timeout: float | None) -> _Job:
-        if self._closed:
-            raise self._closed_error(f"{kind}_fetch")
+        self._refuse_closed(f"{kind}_fetch")
         if timeout is not None and not timeout >= 0:
             raise ValueError(f"{kind}_fetch(timeout=...) must be >= 0 seconds, got {timeout}.")
         job = self._job
@@ -582,74 +685,8 @@ class ParallelEnv(BatchedEnvBase):
                 f"{kind}_fetch() was called without a pending {kind}_send(){pending}; "
                 f"call {kind}_send() first."
             )
-        self._wait(job, timeout, sync=False)
+        self._pool.collect(job.pending, timeout)  # raises WorkerTimeoutError; the job stays
         return job
-
-    # ---------------------------------------------------------------- reset
-    def _reset_send(
-        self, tensordict: TensorDictBase | None, kwargs: dict[str, Any], skip: set[int]
-    ) -> _Job:
-        pool = self._ready_pool()
-        need = self._reset_workers(tensordict)
-        full = need is None
-        if not full and self._in_flight is not None:
-            raise HubError(
-                f"the last {self._in_flight} of this ParallelEnv did not complete (it raised or "
-                "was interrupted), so the sub-envs' states are not known: a partial reset "
-                "cannot follow it; call env.reset() (every sub-env) first."
-            )
-        rows = rows_where(need, self.num_workers)
-        targets = [i for i in rows if i not in skip]
-        if not full and targets:
-            self._write_reset_inputs(tensordict)
-        self._in_flight = "reset"
-        try:
-            if kwargs:
-                pending = pool.send_control(targets, "reset", (not full, kwargs))
-            else:
-                pending = pool.send(targets, sig.RESET if full else sig.RESET_PARTIAL, "reset")
-        except BaseException:
-            self._interrupted(set(targets))
-            raise
-        return _Job("reset", pending, rows, tensordict, full=full, kwargs=kwargs)
-
-    def _write_reset_inputs(self, tensordict: TensorDictBase) -> None:
-        present = self._views.present
-        for leaf, view in self._reset_in:
-            value = tensordict.get(leaf.key, None)
-            if not isinstance(value, torch.Tensor) or value.shape != view.shape:
-                present[:, leaf.flag] = False
-                continue
-            view.copy_(value)
-            present[:, leaf.flag] = True
-
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        job, self._fetched = self._fetched, None
-        if job is None and self._job is not None and self._job.timed_out:
-            self._drop_timed_out()
-        prereset = self._prereset
-        if job is None:
-            self._idle("reset")
-            need = self._reset_workers(tensordict)
-            if prereset and need is not None:
-                missing = sorted(i for i in prereset if not need[i])
-                if missing:
-                    raise AsyncCallError(
-                        f"sub-envs {missing} ended their episode in the last step and were "
-                        "reset in their workers, but this partial reset leaves them out: mark "
-                        "them in '_reset' as well (their 'done' flags), or call env.reset()."
-                    )
-            job = self._reset_send(tensordict, kwargs, prereset or set())
-        self._prereset = None
-        answers = self._wait(job, self.timeout)
-        failed = self._raise_failures(answers, "reset", restart=True)
-        if failed:  # the rebuilt workers reset once more; a second failure raises
-            retry = self._reset_send(tensordict, kwargs, set(job.rows) - set(failed))
-            self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
-        out = self._read(self._reset_out, job.rows, tensordict, partial=not job.full)
-        out = self._output_device(out)
-        self._in_flight = None
-        return out
 
     def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
         """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
@@ -664,78 +701,42 @@ class ParallelEnv(BatchedEnvBase):
             [0, 0]
             >>> env.close()
         """
-        if self._closed:
-            raise self._closed_error("reset_send")
+        keys = self._open_keys("reset_send")
         self._idle("reset_send")
-        self._keys()
-        pool_job: _Job | None = None
+        rows = None
         if tensordict is not None:
             self._check_batch(tensordict, "reset")
-            masks = read_reset_masks(tensordict, self._done_prefixes)
-            if masks is not None and not any(bool(m.any()) for m in masks.values()):
-                pool_job = _Job("reset", Pending("reset", set()), [], tensordict, full=False)
-        if pool_job is None:
-            pool_job = self._reset_send(tensordict, kwargs, set())
-        pool_job.kwargs = kwargs
-        self._job = pool_job
+            flags = [tensordict.get(k, None) for k in keys.reset_keys]
+            flags = [f for f in flags if f is not None]
+            if flags:
+                rows = np.zeros(self.num_envs, dtype=bool)
+                for flag in flags:
+                    rows |= flag.reshape(self.num_envs, -1).any(-1).numpy()
+                if not rows.any():
+                    self._job = _Job("reset", Pending("reset", set()), [], kwargs=kwargs)
+                    self._job.tensordict = tensordict
+                    return
+                rows = None if rows.all() else rows
+        job = self._send_reset(rows, kwargs)
+        job.tensordict = tensordict
+        self._job = job
 
     def reset_fetch(self, timeout: float | None = None) -> TensorDictBase:
         """Wait (at most ``timeout`` seconds) for the reset started by :meth:`reset_send` and
         return it, as :meth:`reset` would."""
         job = self._take_job("reset", timeout)
-        self._fetched = job if job.rows or job.full else None
-        return EnvBase.reset(self, job.tensordict, **(job.kwargs or {}))
-
-    # ---------------------------------------------------------------- reading
-    def _read(
-        self,
-        leaves: list[Any],
-        rows: list[int],
-        previous: TensorDictBase | None = None,
-        partial: bool = False,
-    ) -> TensorDictBase:
-        """Copy a group out of shared memory (the entries the first of ``rows`` wrote) into
-        tensors the caller owns: the buffers are overwritten by the next step.
-
-        With ``partial``, only ``rows`` come from the workers; the other rows take the values of
-        ``previous`` (zeros where it has no such entry), as ``SerialEnv`` gives them.
-        """
-        n = self.num_workers
-        flags = self._views.present_row(rows[0]) if rows else None
-        mask = None
-        if partial and len(rows) < n:
-            mask = torch.zeros(n, dtype=torch.bool)
-            mask[rows] = True
-        data = {}
-        for leaf, view in leaves:
-            if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
-                continue
-            if mask is None:
-                data[leaf.key] = view.clone()
-                continue
-            old = None if previous is None else fast_get(previous, leaf.key)
-            if isinstance(old, torch.Tensor) and old.shape == view.shape:
-                if old.dtype != view.dtype or old.device != view.device:
-                    old = old.to(device=view.device, dtype=view.dtype)
-                data[leaf.key] = where_rows(mask, view, old)
-            else:
-                value = view.clone()
-                value[~mask] = 0
-                data[leaf.key] = value
-        if self._flat_keys:
-            return new_td(data, self.batch_size, None)
-        return TensorDict(data, batch_size=self.batch_size)
+        self._job = None
+        self._fetched = job if job.workers else None
+        return self.reset(job.tensordict, **(job.kwargs or {}))
 
     # ---------------------------------------------------------------- seeds and attributes
-    def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
+    def _seed_envs(self, seed: int | None) -> None:
         self._idle("set_seed")
         pool = self._ready_pool()
-        for i in range(self.num_workers):
-            self._seeds[i] = seed
-            answers = self._collect_control(pool, [i], "seed", (seed, static_seed))
-            self._raise_failures(answers, "set_seed", restart=False)
-            seed = answers[i].payload
-        return seed
+        self._seed = seed
+        payloads = [None if seed is None else seed + a for a, _ in self._bounds]
+        answers = self._collect_control(pool, range(self.num_workers), "seed", payloads.__getitem__)
+        self._raise_failures(answers, "set_seed", restart=False)
 
     def _collect_control(
         self, pool: WorkerPool, indices: Sequence[int], operation: str, payloads: Any
@@ -756,9 +757,9 @@ class ParallelEnv(BatchedEnvBase):
                     "that hang.",
                     worker=exc.worker,
                 ) from None
-            for i in sorted(pending.waiting):
-                pending.answers[i] = pool.kill_hung(
-                    i, f"did not answer within {self.timeout} s and was killed"
+            for w in sorted(pending.waiting):
+                pending.answers[w] = pool.kill_hung(
+                    w, f"did not answer within {self.timeout} s and was killed"
                 )
             return pending.answers
         except BaseException:
@@ -766,17 +767,18 @@ class ParallelEnv(BatchedEnvBase):
             raise
 
     def _control(self, operation: str, payloads: Any, what: str) -> list[Any]:
+        self._refuse_closed(what)
         self._idle(what)
         pool = self._ready_pool()
         answers = self._collect_control(pool, range(self.num_workers), operation, payloads)
-        for i, answer in sorted(answers.items()):
+        for w, answer in sorted(answers.items()):
             if answer.status == sig.ERROR and answer.payload[0] == "AttributeError":
-                raise AttributeError(f"worker {i}: {answer.payload[1]}")
+                raise AttributeError(f"worker {w}: {answer.payload[1]}")
         self._raise_failures(answers, what, restart=False)
-        return [answers[i].payload for i in range(self.num_workers)]
+        return [answers[w].payload for w in range(self.num_workers)]
 
     def get_attr(self, name: str) -> list[Any]:
-        """The attribute ``name`` of every sub-env, in worker order (methods come back as
+        """The attribute ``name`` of every sub-env, in order (methods come back as
         placeholders: call them with :meth:`call`).
 
         Example:
@@ -789,23 +791,30 @@ class ParallelEnv(BatchedEnvBase):
         """
         if not self._constructed:  # still constructing: nothing to forward to
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        return self._control("getattr", name, f"get_attr({name!r})")
+        return [
+            v for values in self._control("getattr", name, f"get_attr({name!r})") for v in values
+        ]
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every sub-env (one value each, or one for all)."""
-        per_worker = self._per_worker(values)
-        self._control("setattr", lambda i: (name, per_worker[i]), f"set_attr({name!r})")
+        per_env = self._per_env(values)
+        bounds = self._bounds
+        self._control(
+            "setattr", lambda w: (name, per_env[bounds[w][0] : bounds[w][1]]), f"set_attr({name!r})"
+        )
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""
-        return self._control("call", (name, args, kwargs), f"call({name!r})")
+        results = self._control("call", (name, args, kwargs), f"call({name!r})")
+        return [v for values in results for v in values]
 
     # ---------------------------------------------------------------- life cycle
     def _close(self) -> None:
         self._job = self._fetched = None
         # drop every view of the shared file, so that its mapping (and the descriptor the
         # mapping holds) goes now, not when this object is garbage-collected
-        self._views = self._input = self._next = self._reset_in = self._reset_out = None
+        self._views = self._input = self._next = self._reset_out = self._rows_view = None
+        self._last.clear()
         if self._pool is not None:
             self._pool.shutdown()
 
@@ -821,27 +830,26 @@ def _unique(pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
     return list(seen.items())
 
 
-def _truncate_rows(
-    out: TensorDictBase,
-    previous: TensorDictBase,
-    rows: list[int],
-    prefixes: list[tuple[str, ...]],
-    reward_keys: list[Any],
-) -> None:
-    """The step of a rebuilt worker: its episode is cut where it was (previous observations,
-    zero reward, ``truncated`` and ``done`` set, ``terminated`` unset)."""
-    for key in out.keys(include_nested=True, leaves_only=True):
-        value = out.get(key)
-        old = previous.get(key, None)
-        for i in rows:
-            if key in reward_keys or not isinstance(old, torch.Tensor) or old.shape != value.shape:
-                value[i] = 0
-            else:
-                value[i] = old[i]
-    for prefix in prefixes:
-        for name, flag in (("done", True), ("truncated", True), ("terminated", False)):
-            key = prefix + (name,) if prefix else name
-            value = out.get(key, None)
-            if value is not None:
-                for i in rows:
-                    value[i] = flag
+def _merge(first: dict[Any, Any], more: dict[Any, Any], rows: np.ndarray) -> dict[Any, Any]:
+    """``first`` with the rows of ``more`` where ``rows`` is set."""
+    out = dict(first)
+    for key, value in more.items():
+        base = out.get(key)
+        if base is None:
+            out[key] = value
+            continue
+        mask = rows.reshape(rows.shape + (1,) * (value.ndim - 1))
+        out[key] = np.where(mask, value, base)
+    return out
+
+
+def _main_guard_hint(env: ParallelEnv, answer: Answer) -> str:
+    """What to do when a worker started with spawn/forkserver died at start-up re-running the
+    main script (which builds a ParallelEnv again, and fails)."""
+    if env._pool is None or env._pool.start_method == "fork" or answer.exitcode != 1:
+        return ""
+    return (
+        f" Workers started with {env._pool.start_method!r} import your main script again: if it "
+        'builds envs at module level, put that code under `if __name__ == "__main__":` '
+        "(see docs/batching.md), or use start_method='fork' where the platform has it."
+    )

@@ -1,5 +1,12 @@
 """``SerialEnv``: several envs stepped one after the other in this process, as one batched env.
 
+Batch first: a step reads each action column once, steps every sub-env through its
+array-level hook (no tensordict per sub-env), and joins their outputs into one array per key
+(:class:`hub.batching.gather.Gather`); in ``step_and_maybe_reset`` and ``rollout`` a sub-env
+whose episode ended is reset in the same loop. The actions are checked once for the whole batch
+(hub's step pipeline), and sub-env ``i`` of a ``SerialEnv`` seeded with ``s`` is seeded with
+``s + i``.
+
 Example:
     >>> import hub
     >>> from hub.envs.builtin import CountingEnv
@@ -15,14 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-import torch
-from tensordict import TensorDictBase
-
-from hub.batching.batched import BatchedEnvBase, EnvFactory
+from hub.batching.batched import BatchedEnvBase, EnvFactory, check_sub_env
 from hub.batching.deadline import call_within
+from hub.batching.gather import Gather
 from hub.envs.base import EnvBase
-from hub.envs.stacking import split_inputs, stack_like
-from hub.errors import HubError, SpecMismatchError, WorkerTimeoutError
+from hub.errors import ClosedEnvError, HubError, WorkerTimeoutError
 
 __all__ = ["SerialEnv"]
 
@@ -30,13 +34,13 @@ T = TypeVar("T")
 
 
 class SerialEnv(BatchedEnvBase):
-    """Run ``num_workers`` envs in this process as one env of batch size ``[num_workers]``.
+    """Run ``num_envs`` envs in this process as one env of batch size ``[num_envs]``.
 
     Args:
-        num_workers: the number of sub-envs.
-        create_env_fn: a callable that builds one env (or one callable per worker).
+        num_envs: the number of sub-envs (TorchRL calls it ``num_workers``).
+        create_env_fn: a callable that builds one hub env (or one callable per sub-env).
         create_env_kwargs: keyword arguments for ``create_env_fn`` (one dict for all, or one per
-            worker).
+            sub-env).
         device: where the batched data lives (default: the sub-envs' device).
         checks: check actions and outputs against the specs (see :class:`hub.EnvBase`).
         timeout: seconds a ``step``, ``reset``, ``set_seed`` or ``call`` of the sub-envs may take
@@ -47,13 +51,13 @@ class SerialEnv(BatchedEnvBase):
             :mod:`hub.batching.deadline`; ``ParallelEnv``'s timeout kills the worker instead).
 
     The sub-envs are in ``env.envs``; partial steps and resets reach only the sub-envs that
-    need them. A sub-env's output of another shape than its spec raises
-    :class:`hub.errors.SpecMismatchError`, as in a ``ParallelEnv``.
+    need them. A sub-env's output of another shape than its spec, or of a dtype the spec cannot
+    hold without changing it, raises :class:`hub.errors.SpecMismatchError` naming the sub-env.
     """
 
     def __init__(
         self,
-        num_workers: int,
+        num_envs: int,
         create_env_fn: EnvFactory | Sequence[EnvFactory],
         create_env_kwargs: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
         *,
@@ -64,33 +68,49 @@ class SerialEnv(BatchedEnvBase):
         self._envs: list[EnvBase] = []
         self._current = 0  # the sub-env being called (named by a timeout)
         self._in_flight: str | None = None  # a step or reset that raised part-way
-        self._shapes: dict[str, list[tuple[Any, torch.Size]]] = {}
-        super().__init__(num_workers, create_env_fn, create_env_kwargs, **kwargs)
+        super().__init__(num_envs, create_env_fn, create_env_kwargs, **kwargs)
+        self._gather = Gather(self._gather_specs(), self.num_envs, type(self).__name__)
 
     def _meta_env(self) -> EnvBase:
-        self._envs = [fn(**kw) for fn, kw in zip(self._factories, self._factory_kwargs)]
-        return self._envs[0]
+        envs = []
+        try:
+            for i, (fn, kw) in enumerate(zip(self._factories, self._factory_kwargs)):
+                envs.append(check_sub_env(fn(**kw), i, fn))
+        except BaseException:
+            for env in envs:
+                env.close()
+            raise
+        self._envs = envs
+        return envs[0]
 
     def _worker_specs(self) -> list[EnvBase]:
         return self._envs
 
+    def _gather_specs(self) -> Any:
+        spec = self.full_observation_spec.clone()
+        spec.unlock_()
+        for name in ("full_reward_spec", "full_done_spec", "full_state_spec"):
+            group = getattr(self, name)
+            for key in group.keys(include_nested=True, leaves_only=True):
+                if key not in spec.keys(include_nested=True, leaves_only=True):
+                    spec[key] = group[key]
+        return spec
+
+    @property
+    def num_workers(self) -> int:
+        """The number of sub-envs (TorchRL's name for it)."""
+        return self.num_envs
+
     @property
     def envs(self) -> list[EnvBase]:
-        """The sub-envs, in worker order."""
+        """The sub-envs, in order."""
         return list(self._envs)
 
     def __getitem__(self, index: int) -> EnvBase:
         return self._envs[index]
 
     def __len__(self) -> int:
-        return self.num_workers
-
-    def _input_keys(self) -> list[Any]:
-        keys = getattr(self, "_cached_input_keys", None)
-        if keys is None or not self._keys_ready:
-            self._keys()
-            keys = self._cached_input_keys = list(self._action_keys) + list(self._state_keys)
-        return keys
+        return self.num_envs
 
     # ---------------------------------------------------------------- bounded calls
     def _who(self) -> tuple[str, int]:
@@ -117,126 +137,104 @@ class SerialEnv(BatchedEnvBase):
             f"known: call env.reset() (every sub-env) before {what}."
         )
 
-    # ---------------------------------------------------------------- reset and step
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        need = self._reset_workers(tensordict)
-        if need is not None and self._in_flight is not None:
-            self._refuse_after_failure("a partial reset")
+    # ---------------------------------------------------------------- the hooks
+    def _row_inputs(self, inputs: dict[Any, Any]) -> list[dict[Any, Any]]:
+        """One inputs dict per sub-env: row ``i`` of each input column."""
+        columns = [(key, value) for key, value in inputs.items()]
+        return [{key: column[i] for key, column in columns} for i in range(self.num_envs)]
 
-        def run() -> list[TensorDictBase | None]:
-            outs: list[TensorDictBase | None] = []
-            rows = None if need is None else tensordict.unbind(0)
-            for i, env in enumerate(self._envs):
-                self._current = i
-                if need is None:
-                    outs.append(env.reset(**kwargs))
-                else:
-                    outs.append(env.reset(rows[i], **kwargs) if need[i] else None)
-            return outs
-
-        outs = self._run("reset", run)
-        out = self._stack(outs, "reset", None if need is None else tensordict)
-        self._in_flight = None
-        return self._output_device(out)
-
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: dict[Any, Any], rows: Any = None) -> dict[Any, Any]:
         if self._in_flight is not None:
             self._refuse_after_failure("stepping again")
-        active = self._step_workers(tensordict)
-        if active is not None and not any(active):
-            # nothing to step: EnvBase masks this output with the previous values
-            return self._zero_step_output()
-        inputs = split_inputs(tensordict, self._input_keys(), self._sub_batch)
+        active = self._rows(rows)
+        row_inputs = self._row_inputs(inputs)
+        envs = self._envs
 
-        def run() -> list[TensorDictBase | None]:
-            outs: list[TensorDictBase | None] = []
-            for i, env in enumerate(self._envs):
+        def run() -> list[dict[Any, Any] | None]:
+            outs: list[dict[Any, Any] | None] = []
+            for i, env in enumerate(envs):
                 self._current = i
                 if active is not None and not active[i]:
                     outs.append(None)
                     continue
-                outs.append(env.step(inputs[i]).get("next"))
+                outs.append(env.step_arrays(row_inputs[i]))
             return outs
 
-        outs = self._run("step", run)
-        out = self._stack(outs, "step", None)
-        return self._output_device(out)
+        return self._gather.columns(self._run("step", run), "step")
 
-    def _stack(
-        self,
-        outs: list[TensorDictBase | None],
-        what: str,
-        fallback: TensorDictBase | None,
-    ) -> TensorDictBase:
-        """The sub-envs' outputs stacked, refusing shapes that are not the specs' (a sub-env
-        that returns an observation of shape (3,) for a spec of (2,) would otherwise give
-        shape (n, 3), or a raw stacking error when the sub-envs disagree)."""
-        try:
-            out = stack_like(outs) if fallback is None else stack_like(outs, fallback=fallback)
-        except RuntimeError:
-            for key, shape in self._expected_shapes(what):
-                self._raise_shape(key, shape, outs, what, only_wrong=True)
-            raise
-        for key, shape in self._expected_shapes(what):
-            value = out.get(key, None)
-            if isinstance(value, torch.Tensor) and value.shape != shape:
-                self._raise_shape(key, shape, outs, what)
+    def _step_reset_arrays(
+        self, inputs: dict[Any, Any], rows: Any = None
+    ) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
+        if self._in_flight is not None:
+            self._refuse_after_failure("stepping again")
+        active = self._rows(rows)
+        row_inputs = self._row_inputs(inputs)
+        envs = self._envs
+
+        def run() -> tuple[list[Any], list[Any]]:
+            outs: list[dict[Any, Any] | None] = []
+            firsts: list[dict[Any, Any] | None] = []
+            for i, env in enumerate(envs):
+                self._current = i
+                if active is not None and not active[i]:
+                    outs.append(None)
+                    firsts.append(None)
+                    continue
+                out, first = env.step_reset_arrays(row_inputs[i])
+                outs.append(out)
+                firsts.append(first)
+            return outs, firsts
+
+        outs, firsts = self._run("step", run)
+        step = self._gather.columns(outs, "step")
+        if all(first is None for first in firsts):
+            return step, None
+        return step, self._gather.columns(firsts, "reset")
+
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[Any, Any]:
+        need = self._rows(rows)
+        if need is not None and self._in_flight is not None:
+            self._refuse_after_failure("a partial reset")
+        seed = kwargs.pop("seed", None)
+        envs = self._envs
+
+        def run() -> list[dict[Any, Any] | None]:
+            outs: list[dict[Any, Any] | None] = []
+            for i, env in enumerate(envs):
+                self._current = i
+                if need is not None and not need[i]:
+                    outs.append(None)
+                    continue
+                options = kwargs if seed is None else {**kwargs, "seed": seed + i}
+                outs.append(env.reset_arrays(**options))
+            return outs
+
+        out = self._gather.columns(self._run("reset", run), "reset")
+        self._in_flight = None
         return out
 
-    def _expected_shapes(self, what: str) -> list[tuple[Any, torch.Size]]:
-        expected = self._shapes.get(what)
-        if expected is None:
-            specs = [self.full_observation_spec, self.full_done_spec]
-            if what == "step":
-                specs.append(self.full_reward_spec)
-            expected = self._shapes[what] = [
-                (key, spec[key].shape)
-                for spec in specs
-                for key in spec.keys(include_nested=True, leaves_only=True)
-                if -1 not in tuple(spec[key].shape)
-            ]
-        return expected
-
-    def _raise_shape(
-        self,
-        key: Any,
-        shape: torch.Size,
-        outs: list[TensorDictBase | None],
-        what: str,
-        only_wrong: bool = False,
-    ) -> None:
-        row = tuple(shape[1:])
-        for i, sub in enumerate(outs):
-            value = None if sub is None else sub.get(key, None)
-            if isinstance(value, torch.Tensor) and tuple(value.shape) != row:
-                raise SpecMismatchError(
-                    key,
-                    f"shape {list(row)} (the spec of each sub-env)",
-                    f"a tensor of shape {list(value.shape)}",
-                    where=f"{what} output of sub-env {i} ({type(self._envs[i]).__name__})",
-                )
-        if not only_wrong:
-            raise SpecMismatchError(key, f"shape {list(shape)}", "another shape", where=what)
-
     # ---------------------------------------------------------------- seeds and attributes
-    def _seed_workers(self, seed: int | None, static_seed: bool) -> int | None:
-        def run() -> int | None:
+    def _seed_envs(self, seed: int | None) -> None:
+        def run() -> None:
             next_seed = seed
             for i, env in enumerate(self._envs):
                 self._current = i
-                next_seed = env.set_seed(next_seed, static_seed=static_seed)
-            return next_seed
+                next_seed = env.set_seed(next_seed)
 
-        return self._run("set_seed", run)
+        self._run("set_seed", run)
 
     def get_attr(self, name: str) -> list[Any]:
+        self._refuse_closed_attr(name)
         return [getattr(env, name) for env in self._envs]
 
     def set_attr(self, name: str, values: Any) -> None:
-        for env, value in zip(self._envs, self._per_worker(values)):
+        self._refuse_closed_attr(name)
+        for env, value in zip(self._envs, self._per_env(values)):
             setattr(env, name, value)
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._refuse_closed_attr(name)
+
         def run() -> list[Any]:
             results = []
             for i, env in enumerate(self._envs):
@@ -245,6 +243,13 @@ class SerialEnv(BatchedEnvBase):
             return results
 
         return self._run(f"call({name!r})", run)
+
+    def _refuse_closed_attr(self, name: str) -> None:
+        if self._closed:
+            raise ClosedEnvError(
+                f"{name!r} was asked of a closed SerialEnv: its sub-envs are closed. Build a "
+                "new env."
+            )
 
     def _close(self) -> None:
         for env in self._envs:

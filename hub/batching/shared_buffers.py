@@ -7,19 +7,21 @@ once the specs are known (they come from the workers), the parent sizes it and s
 data then never travels through a pipe: the parent writes actions in place, the workers write
 observations in place.
 
-The layout has four groups of leaves (batch dim first, ``[num_workers, *sub_batch, ...]``):
+The layout has four groups of leaves (sub-env dim first, ``[num_envs, *sub_batch, ...]``); each
+worker owns a slice of the sub-env dim (``bounds``: its ``(start, stop)``) and reads and writes
+only that slice:
 
 * ``"input"``: actions and state, written by the parent before a step;
+* ``"rows"``: one flag per sub-env, the rows a partial step or reset reaches;
 * ``"next"``: what a step produces (observations, rewards, done flags, state);
-* ``"reset_in"``: what a partial reset reads (the previous data and the ``"_reset"`` flags);
 * ``"reset_out"``: what a reset produces (observations, done flags, state);
 
 and one boolean ``"present"`` table (``[num_workers, n_flags]``) telling, per worker, which
-optional leaves of ``"next"``, ``"reset_in"`` and ``"reset_out"`` hold data this time.
+optional leaves of ``"next"`` and ``"reset_out"`` hold data this time.
 
 Example:
     >>> from hub.specs import Unbounded
-    >>> layout = BufferLayout.from_groups((2,), {"input": [("action", Unbounded((2, 1)))]})
+    >>> layout = BufferLayout.from_groups((2,), {"input": [("action", Unbounded((2, 1)))]}, [(0, 2)])
     >>> buffers = SharedBuffers.create()
     >>> views = buffers.map(layout)
     >>> views.group("input")["action"].shape
@@ -45,7 +47,7 @@ from hub.specs import NestedKey, NonTensor
 
 __all__ = ["BufferLayout", "FdHandle", "Leaf", "SharedBuffers", "SharedViews", "GROUPS"]
 
-GROUPS = ("input", "next", "reset_in", "reset_out")
+GROUPS = ("input", "rows", "next", "reset_out")
 ALIGN = 64
 
 
@@ -72,7 +74,8 @@ class BufferLayout:
     """Where each leaf lives in the shared file; picklable, sent once to each worker."""
 
     num_workers: int
-    batch_shape: tuple[int, ...]  # [num_workers, *sub_batch]
+    batch_shape: tuple[int, ...]  # [num_envs, *sub_batch]
+    bounds: tuple[tuple[int, int], ...]  # each worker's (start, stop) along the sub-env dim
     groups: dict[str, tuple[Leaf, ...]]
     present_offset: int
     n_flags: int
@@ -83,10 +86,12 @@ class BufferLayout:
         cls,
         batch_shape: tuple[int, ...],
         groups: dict[str, Sequence[tuple[NestedKey, Any]]],
+        bounds: Sequence[tuple[int, int]],
         optional: frozenset[str] = frozenset(),
     ) -> BufferLayout:
-        """Lay out one leaf per ``(key, spec)`` of each group (specs with the batch dims first);
-        leaves of the ``optional`` groups get a column in the presence table.
+        """Lay out one leaf per ``(key, spec)`` of each group (specs with the batch dims first)
+        for workers owning the sub-env slices ``bounds``; leaves of the ``optional`` groups get
+        a column in the presence table.
 
         Raises:
             HubError: for a spec that cannot live in shared memory (non-tensor data or a dynamic
@@ -107,9 +112,11 @@ class BufferLayout:
                 leaves.append(leaf)
                 offset = _aligned(offset + leaf.nbytes)
             laid[name] = tuple(leaves)
-        n = batch_shape[0]
+        n = len(bounds)
         size = _aligned(offset + n * max(flags, 1))
-        return cls(n, tuple(batch_shape), laid, offset, flags, size)
+        return cls(
+            n, tuple(batch_shape), tuple(tuple(b) for b in bounds), laid, offset, flags, size
+        )
 
 
 def _aligned(n: int) -> int:
@@ -227,9 +234,14 @@ class SharedViews:
         """``(leaf, batched view)`` pairs of a group, in layout order."""
         return self._tensors.get(group, [])
 
-    def row_leaves(self, group: str, index: int) -> list[tuple[Leaf, torch.Tensor]]:
-        """``(leaf, view of worker index's row)`` pairs of a group."""
-        return [(leaf, view[index]) for leaf, view in self.leaves(group)]
+    def numpy_leaves(self, group: str) -> list[tuple[Leaf, Any]]:
+        """``(leaf, batched numpy view)`` pairs of a group, in layout order."""
+        return [(leaf, view.numpy()) for leaf, view in self.leaves(group)]
+
+    def slice_leaves(self, group: str, index: int) -> list[tuple[Leaf, Any]]:
+        """``(leaf, numpy view of worker index's slice)`` pairs of a group."""
+        start, stop = self.layout.bounds[index]
+        return [(leaf, view.numpy()[start:stop]) for leaf, view in self.leaves(group)]
 
     def group(self, group: str) -> TensorDictBase:
         """The batched views of a group as one TensorDict (writes go to shared memory)."""

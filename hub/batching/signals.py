@@ -54,9 +54,11 @@ __all__ = [
     "forget_inherited_fds",
     "ping_answer",
     "STEP",
+    "STEP_ROWS",
     "STEP_RESET",
+    "STEP_RESET_ROWS",
     "RESET",
-    "RESET_PARTIAL",
+    "RESET_ROWS",
     "CONTROL",
     "CLOSE",
     "OK",
@@ -66,16 +68,18 @@ __all__ = [
 ]
 
 # commands (parent -> worker)
-STEP = b"s"  # step with the inputs in shared memory
-STEP_RESET = b"S"  # step, then reset in place if the episode ended
-RESET = b"R"  # full reset
-RESET_PARTIAL = b"P"  # partial reset from the "reset_in" buffers
+STEP = b"s"  # step every sub-env of the worker with the inputs in shared memory
+STEP_ROWS = b"t"  # step the sub-envs whose "rows" flag is set
+STEP_RESET = b"S"  # step, then reset the sub-envs whose episode ended
+STEP_RESET_ROWS = b"T"  # the same for the sub-envs whose "rows" flag is set
+RESET = b"R"  # reset every sub-env of the worker
+RESET_ROWS = b"P"  # reset the sub-envs whose "rows" flag is set
 CONTROL = b"c"  # a pickled (operation, arguments) follows
 CLOSE = b"q"
 
 # answers (worker -> parent)
 OK = b"k"
-DID_RESET = b"r"  # STEP_RESET: the worker also reset
+DID_RESET = b"r"  # STEP_RESET: the worker also reset some sub-envs
 VALUE = b"v"  # a pickled value follows
 ERROR = b"e"  # a pickled (type name, message, traceback) follows
 

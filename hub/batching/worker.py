@@ -1,8 +1,10 @@
-"""The body of a ``ParallelEnv`` worker process: build one env, then serve commands.
+"""The body of a ``ParallelEnv`` worker process: build its sub-envs, then serve commands.
 
-The worker builds its env with the factory, sends its specs to the parent (pickled, once),
-maps the shared buffers when the parent sends their layout, and then loops: read one command
-byte, run it on the env, write the results into shared memory and answer with one byte. An
+The worker builds its batch of sub-envs (:class:`WorkerEnvs`: a batch-first ``SerialEnv`` of
+its slice of the ``ParallelEnv``), sends their specs to the parent (pickled, once), maps the
+shared buffers when the parent sends their layout, and then loops: read one command byte, step
+or reset its batch through the array-level hooks with the inputs read in place from shared
+memory, write the outputs into its slice of the shared buffers and answer with one byte. An
 exception is answered with its type, message and formatted traceback; the worker stays alive and
 keeps serving. It exits on ``CLOSE``, when its command pipe reaches EOF, or when its parent is gone.
 
@@ -23,19 +25,58 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
 from hub.batching.fork_safety import freeze_inherited
+from hub.batching.serial import SerialEnv
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
-from hub.envs._fast_td import fast_get, fast_set, new_td
-from hub.envs.base import EnvBase, any_true
+from hub.envs.base import EnvBase
 from hub.errors import HubError, SpecMismatchError
 
-__all__ = ["worker_main", "RemoteMethod", "describe_env", "error_info"]
+__all__ = ["worker_main", "RemoteMethod", "WorkerEnvs", "describe_env", "error_info"]
 
 PARENT_CHECK_S = 1.0  # how often an idle worker checks that its parent still lives
+
+
+class WorkerEnvs:
+    """Builds a worker's sub-envs: a batch-first ``SerialEnv`` of its factories, or one natively
+    batched env of as many sub-envs (picklable when the factories are, for workers started with
+    ``spawn`` or ``forkserver``).
+
+    Args:
+        factories: one factory per sub-env of the worker.
+        kwargs: one dict of keyword arguments per factory.
+        first: the index of the worker's first sub-env in the ``ParallelEnv`` (for errors).
+        batch_fn: ``batch_fn(k)`` builds ``k`` sub-envs as one env of batch ``[k]`` (a
+            namespace's native batching), used instead of the factories.
+    """
+
+    def __init__(
+        self,
+        factories: list[Any],
+        kwargs: list[dict[str, Any]],
+        first: int,
+        batch_fn: Callable[[int], EnvBase] | None = None,
+    ) -> None:
+        self.factories = factories
+        self.kwargs = kwargs
+        self.first = first
+        self.batch_fn = batch_fn
+
+    def __call__(self) -> EnvBase:
+        k = len(self.factories)
+        if self.batch_fn is None:
+            return SerialEnv(k, self.factories, self.kwargs)
+        env = self.batch_fn(k)
+        if not isinstance(env, EnvBase) or tuple(env.batch_size[:1]) != (k,):
+            raise HubError(
+                f"create_batch_fn({k}) returned {type(env).__name__} of batch size "
+                f"{list(getattr(env, 'batch_size', []))}: it must build {k} envs as one hub "
+                f"env of batch size [{k}, ...]."
+            )
+        return env
 
 
 class RemoteMethod:
@@ -145,7 +186,7 @@ def _exit_now() -> None:
 
 
 class Worker:
-    """One env served over a channel (the loop of :func:`worker_main`)."""
+    """A worker's batch of sub-envs served over a channel (the loop of :func:`worker_main`)."""
 
     def __init__(
         self,
@@ -163,26 +204,22 @@ class Worker:
         self.buffers = buffers
         self.parent_pid = parent_pid
         self.views: SharedViews | None = None
-        self._next_out: dict[Any, torch.Tensor] = {}
-        self._input_rows: list[tuple[Any, torch.Tensor]] = []
-        self._input_flat = True
-        self._next_flags: list[tuple[Any, int]] = []
-        self._next_done: torch.Tensor | None = None
-        self._all_next_known = False
-        self._rows: dict[str, list[Any]] = {}
-        self._present: list[bool | None] = []
-        self.sub_batch = env.batch_size
-        self.done_key = env.done_key  # of the step's output ("next" data)
-        self.reset_key = env.reset_keys[0]
+        self._inputs: list[tuple[Any, np.ndarray]] = []
+        self._rows: np.ndarray | None = None
+        self._out: dict[str, list[tuple[Any, np.ndarray, int]]] = {}
+        self._present: np.ndarray | None = None
+        self._known: list[bool | None] = []
 
     # ---------------------------------------------------------------- loop
     def serve(self) -> None:
         channel = self.channel
         handlers = {
-            sig.STEP: lambda: self.step(False),
-            sig.STEP_RESET: lambda: self.step(True),
+            sig.STEP: lambda: self.step(False, False),
+            sig.STEP_ROWS: lambda: self.step(False, True),
+            sig.STEP_RESET: lambda: self.step(True, False),
+            sig.STEP_RESET_ROWS: lambda: self.step(True, True),
             sig.RESET: lambda: self.reset(False, {}),
-            sig.RESET_PARTIAL: lambda: self.reset(True, {}),
+            sig.RESET_ROWS: lambda: self.reset(True, {}),
             sig.CONTROL: self.control,
         }
         cmd_fd, ack_fd = channel.fds()
@@ -201,7 +238,7 @@ class Worker:
             op = read(cmd_fd, 1)
             if op == fused:  # the hot path: step_and_maybe_reset
                 try:
-                    write(ack_fd, step(True))
+                    write(ack_fd, step(True, False))
                     continue
                 except BrokenPipeError:
                     break  # the parent is gone
@@ -236,117 +273,80 @@ class Worker:
             self.buffers.close()
 
     # ---------------------------------------------------------------- data
-    def _views(self) -> SharedViews:
+    def _inputs_now(self) -> dict[Any, np.ndarray]:
         if self.views is None:
             raise HubError("the parent sent data before the buffer layout (a ParallelEnv bug).")
-        return self.views
+        return {key: view for key, view in self._inputs}
 
-    def _read(self, group: str, optional: bool) -> TensorDictBase:
-        views = self._views()
-        present = views.present[self.index].tolist() if optional else None
-        data = {}
-        for leaf, view in self._rows[group]:
-            if present is not None and not present[leaf.flag]:
-                continue
-            data[leaf.key] = view.clone()
-        if all(type(key) is str for key in data):
-            return new_td(data, self.sub_batch, None)
-        return TensorDict(data, batch_size=self.sub_batch)
-
-    def _write(self, group: str, data: TensorDictBase) -> None:
-        present = self._views().present[self.index]
-        known = self._present  # what this worker last wrote into its presence flags
-        tensor = torch.Tensor
-        for leaf, view in self._rows[group]:
-            value = fast_get(data, leaf.key)
+    def _write(self, group: str, arrays: Any) -> None:
+        """Write the batch's output arrays into this worker's slice of ``group``."""
+        known = self._known
+        present = self._present
+        where = f"{type(self.env).__name__} output in worker {self.index}"
+        leaves = self._out[group]
+        for key, view, flag in leaves:
+            value = arrays.get(key)
             if value is None:
-                if leaf.flag < 0:
+                if flag < 0:
                     raise SpecMismatchError(
-                        leaf.key,
-                        f"an entry of shape {list(view.shape)}",
-                        "no such entry",
-                        where=f"{type(self.env).__name__} output in worker {self.index}",
+                        key, f"an entry of shape {list(view.shape)}", "no such entry", where=where
                     )
-                if known[leaf.flag] is not False:
-                    present[leaf.flag] = known[leaf.flag] = False
+                if known[flag] is not False:
+                    present[flag] = known[flag] = False
                 continue
-            if (
-                not isinstance(value, tensor)
-                or value.shape != view.shape
-                or value.dtype != view.dtype
-            ):
+            _copy_into(view, value, key, where)
+            if flag >= 0 and known[flag] is not True:
+                present[flag] = known[flag] = True
+        if len(arrays) > len(leaves):
+            declared = {key for key, _, _ in leaves}
+            extra = [key for key in arrays if key not in declared]
+            if extra:
                 raise SpecMismatchError(
-                    leaf.key,
-                    f"shape {list(view.shape)} and dtype {view.dtype} (ParallelEnv's buffers are "
-                    "made from the specs: check_env_specs(env) finds such mismatches)",
-                    _describe(value),
-                    where=f"{type(self.env).__name__} output in worker {self.index}",
+                    extra[0],
+                    "no entry (no spec declares it)",
+                    "an entry of the output",
+                    where=where,
                 )
-            view.copy_(value)
-            if leaf.flag >= 0 and known[leaf.flag] is not True:
-                present[leaf.flag] = known[leaf.flag] = True
 
-    def step(self, then_reset: bool) -> bytes:
-        """One step: the inputs from shared memory, the outputs written straight into it by
-        ``env.step_into`` (no re-check of what the parent checked, no tensordict around the
-        output); with ``then_reset``, a reset in place when the episode ended."""
-        env = self.env
-        data = {key: view.clone() for key, view in self._input_rows}
-        if self._input_flat:
-            inputs = new_td(data, self.sub_batch, None)
-        else:
-            inputs = TensorDict(data, batch_size=self.sub_batch)
-        written = env.step_into(inputs, self._next_out)
-        self._mark_written(written)
+    def _rows_now(self, partial: bool) -> np.ndarray | None:
+        if not partial:
+            return None
+        return self._rows.copy()
+
+    def step(self, then_reset: bool, partial: bool) -> bytes:
+        """One step of the worker's sub-envs (those of its ``"rows"`` flags with ``partial``);
+        with ``then_reset``, the sub-envs whose episode ended are reset in the same pass."""
+        inputs = self._inputs_now()
+        rows = self._rows_now(partial)
         if not then_reset:
+            self._write("next", self.env.step_arrays(inputs, rows))
             return sig.OK
-        done = self._next_done
-        if done is None or not any_true(done):
+        out, first = self.env.step_reset_arrays(inputs, rows)
+        self._write("next", out)
+        if first is None:
             return sig.OK
-        next_td = self._read("next", optional=True)
-        fast_set(inputs, "next", next_td)
-        next_input = env.step_mdp(inputs)
-        next_input.set(self.reset_key, next_td.get(self.done_key).clone())
-        self._write("reset_out", env.reset(next_input))
+        self._write("reset_out", first)
         return sig.DID_RESET
 
-    def _mark_written(self, written: list[Any] | None) -> None:
-        """Set the presence flags of the ``"next"`` leaves after ``step_into``."""
-        known = self._present
-        if written is None:
-            if self._all_next_known:
-                return
-            changed = [(flag, True) for _, flag in self._next_flags]
-        else:
-            keys = set(written)
-            changed = [(flag, key in keys) for key, flag in self._next_flags]
-        present = self._views().present[self.index]
-        for flag, value in changed:
-            if known[flag] is not value:
-                present[flag] = known[flag] = value
-        self._all_next_known = all(known[flag] is True for _, flag in self._next_flags)
-
     def reset(self, partial: bool, kwargs: dict[str, Any]) -> bytes:
-        if partial:
-            out = self.env.reset(self._read("reset_in", optional=True), **kwargs)
-        else:
-            out = self.env.reset(**kwargs)
-        self._write("reset_out", out)
+        self._inputs_now()
+        self._write("reset_out", self.env.reset_arrays(self._rows_now(partial), **kwargs))
         return sig.OK
 
     # ---------------------------------------------------------------- control
     def bind(self, views: SharedViews) -> None:
-        """Use the shared buffers of ``views`` (this worker's row of each group)."""
+        """Use the shared buffers of ``views`` (this worker's slice of each group)."""
         self.views = views
-        self._present = [None] * views.layout.n_flags
-        self._rows = {group: views.row_leaves(group, self.index) for group in views.layout.groups}
-        self._input_rows = [(leaf.key, view) for leaf, view in self._rows.get("input", [])]
-        self._input_flat = all(type(key) is str for key, _ in self._input_rows)
-        rows = self._rows.get("next", [])
-        self._next_out = {leaf.key: view for leaf, view in rows}
-        self._next_flags = [(leaf.key, leaf.flag) for leaf, _ in rows]
-        self._next_done = self._next_out.get(self.done_key)
-        self._all_next_known = False
+        index = self.index
+        self._inputs = [(leaf.key, view) for leaf, view in views.slice_leaves("input", index)]
+        rows = views.slice_leaves("rows", index)
+        self._rows = rows[0][1] if rows else None
+        self._out = {
+            group: [(leaf.key, view, leaf.flag) for leaf, view in views.slice_leaves(group, index)]
+            for group in ("next", "reset_out")
+        }
+        self._present = views.present[index].numpy()
+        self._known = [None] * views.layout.n_flags
 
     def control(self) -> Any:
         operation, payload = self.channel.recv_control()
@@ -358,30 +358,59 @@ class Worker:
             partial, kwargs = payload
             return self.reset(partial, kwargs)
         if operation == "seed":
-            seed, static_seed = payload
-            return sig.VALUE, env.set_seed(seed, static_seed=static_seed)
+            return sig.VALUE, env.set_seed(payload)
         if operation == "getattr":
-            value = getattr(env, payload)
-            if callable(value) and not isinstance(value, type):
-                value = RemoteMethod(payload, self.index)
-            return sig.VALUE, value
+            values = env.get_attr(payload)
+            values = [
+                RemoteMethod(payload, self.index)
+                if callable(value) and not isinstance(value, type)
+                else value
+                for value in values
+            ]
+            return sig.VALUE, values
         if operation == "setattr":
-            name, value = payload
-            setattr(env, name, value)
+            name, values = payload
+            env.set_attr(name, values)
             return sig.OK
         if operation == "call":
             name, args, kwargs = payload
-            return sig.VALUE, getattr(env, name)(*args, **kwargs)
+            return sig.VALUE, env.call(name, *args, **kwargs)
         if operation == "ping":  # the parent re-syncs after an interrupted call
             return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")
 
 
-def _as_tuple(key: Any) -> tuple[str, ...]:
-    return (key,) if isinstance(key, str) else tuple(key)
-
-
-def _describe(value: Any) -> str:
+def _copy_into(view: np.ndarray, value: Any, key: Any, where: str) -> None:
+    """Copy an output array (any array-like of the batch) into its shared view, refusing a
+    dtype that cannot be stored without changing kind and a shape of another size."""
+    if type(value) is np.ndarray and value.dtype == view.dtype and value.shape == view.shape:
+        np.copyto(view, value)
+        return
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {list(value.shape)} and dtype {value.dtype}"
-    return f"{type(value).__name__}"
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    if array.dtype != view.dtype:
+        allowed = (
+            array.dtype.kind in "biu"
+            if view.dtype == np.bool_
+            else np.can_cast(array.dtype, view.dtype, casting="same_kind")
+        )
+        if not allowed:
+            raise SpecMismatchError(
+                key,
+                f"dtype {view.dtype} (ParallelEnv's buffers are made from the specs: "
+                "check_env_specs(env) finds such mismatches)",
+                f"an array of dtype {array.dtype}",
+                where=where,
+            )
+    if array.shape != view.shape:
+        if array.size != view.size:
+            raise SpecMismatchError(
+                key,
+                f"shape {list(view.shape)} (ParallelEnv's buffers are made from the specs: "
+                "check_env_specs(env) finds such mismatches)",
+                f"an array of shape {list(array.shape)}",
+                where=where,
+            )
+        array = array.reshape(view.shape)
+    np.copyto(view, array, casting="unsafe")

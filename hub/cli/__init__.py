@@ -1,4 +1,5 @@
-"""The ``hub`` command line: ``plugins``, ``envs``, ``info``, ``rollout``, ``doctor``.
+"""The ``hub`` command line: ``plugins``, ``envs``, ``info``, ``rollout``, ``bench``, ``serve``,
+``new-plugin``, ``doctor``.
 
 ``hub`` (the console script) and ``python -m hub`` both call :func:`main`. Every command takes
 ``--json`` for scripts. Commands import torch, the registry and rich inside their bodies, so that

@@ -2,13 +2,14 @@
 
 Each kept step stores the chosen envs' frames as the env gave them (small: e.g. 8 x 210 x 160 x 3
 bytes for Pong), with the step and the envs' running returns; the picture a person watches
-(:func:`hub.cli.tiles.compose`: tiled, scaled up, captioned) is made from them only when the file
+(:func:`hub.media.compose`: tiled, scaled up, captioned) is made from them only when the file
 is written, one frame at a time.
 
 Example:
     >>> import numpy as np
     >>> from types import SimpleNamespace
-    >>> env = SimpleNamespace(batch_size=(3,), render=lambda: np.zeros((3, 8, 8, 3), np.uint8))
+    >>> frames = np.zeros((3, 8, 8, 3), np.uint8)
+    >>> env = SimpleNamespace(batch_size=(3,), render_frames=lambda data: frames)
     >>> source = FrameSource.for_env(env, "fake:Env", observation_spec=None)
     >>> recording = TiledRecording(source, env_ids=[0, 2], every=2)
     >>> for step in range(5):
@@ -25,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from hub.cli.errors import CliError
-from hub.cli.frames import FrameSource
-from hub.cli.tiles import compose
+from hub.media.sources import FrameSource
+from hub.media.tiles import compose
 
 #: the most envs tiled in one recording
 MAX_RECORD_ENVS = 8

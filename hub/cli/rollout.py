@@ -95,9 +95,9 @@ def rollout(
     from hub.cli.building import build_env, seed_everything
 
     if record is not None:
-        from hub.cli.frames import check_writer
+        from hub.media import check_video_path
 
-        check_writer(record)
+        check_video_path(record)
     seed_everything(seed)
     show_progress = not as_json and is_tty(sys.stderr)
     env = build_env(uri, make_env_kwargs(num_envs, batching, seed, kwargs))
@@ -107,7 +107,7 @@ def rollout(
             recording = _recording(env, uri, record_envs, record_every)
         result = _run(env, uri, steps, recording, show_progress)
         if record is not None and result.frames:
-            from hub.cli.frames import write_video
+            from hub.media import write_video
 
             write_video(record, result.frames, fps)
     finally:
@@ -123,8 +123,8 @@ def rollout(
 
 def _recording(env: Any, uri: str, record_envs: str | None, every: int) -> Any:
     """What ``--record`` keeps: the chosen envs' frames, one step in ``every``."""
-    from hub.cli.frames import FrameSource
     from hub.cli.recording import TiledRecording, parse_record_envs
+    from hub.media import FrameSource
 
     env_ids = parse_record_envs(record_envs, math.prod(env.batch_size))
     source = FrameSource.for_env(env, uri, env.full_observation_spec)

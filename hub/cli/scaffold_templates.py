@@ -137,7 +137,6 @@ from typing import Any
 import hub
 import torch
 from hub.specs import Bounded, Categorical, Composite, Unbounded
-from tensordict import TensorDict
 
 
 class $class_name(hub.EnvBase):
@@ -167,38 +166,26 @@ class $class_name(hub.EnvBase):
         self.position = torch.zeros(1, dtype=torch.int64)
         self.steps = 0
 
-    def _reset(self, tensordict: Any, **kwargs: Any) -> TensorDict:
+    # hub calls these two hooks with plain arrays (numpy on the CPU) and turns what they
+    # return into its tensordicts: checks, done flags and resets of ended episodes are hub's
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict:
         start = torch.randint(1, self.size + 1, (1,), generator=self.generator)
         sign = torch.randint(0, 2, (1,), generator=self.generator) * 2 - 1
         self.position = start * sign
         self.steps = 0
-        false = torch.zeros(1, dtype=torch.bool)
-        return TensorDict(
-            {
-                "position": self.position.clone(),
-                "done": false,
-                "terminated": false.clone(),
-                "truncated": false.clone(),
-            },
-            batch_size=(),
-        )
+        return {"position": self.position.clone()}
 
-    def _step(self, tensordict: TensorDict) -> TensorDict:
-        move = tensordict["action"] - 1
+    def _step_arrays(self, inputs: dict, rows: Any = None) -> dict:
+        move = int(inputs["action"][0]) - 1
         self.position = (self.position + move).clamp(-self.size, self.size)
         self.steps += 1
-        terminated = self.position == 0
-        truncated = torch.tensor([self.steps >= self.max_steps]) & ~terminated
-        return TensorDict(
-            {
-                "position": self.position.clone(),
-                "reward": terminated.to(torch.float32) - 0.01,
-                "done": terminated | truncated,
-                "terminated": terminated,
-                "truncated": truncated,
-            },
-            batch_size=(),
-        )
+        terminated = bool(self.position[0] == 0)
+        return {
+            "position": self.position.clone(),
+            "reward": float(terminated) - 0.01,
+            "terminated": terminated,
+            "truncated": self.steps >= self.max_steps and not terminated,
+        }
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:

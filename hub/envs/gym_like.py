@@ -2,7 +2,8 @@
 
 ``step`` returns ``(obs, reward, terminated, truncated, info)`` (or the older
 ``(obs, reward, done, info)``) and ``reset`` returns ``(obs, info)`` (or ``obs``). A subclass
-makes the specs and builds the foreign env; backend-version differences go into the small
+makes the specs and builds the foreign env; ``GymLikeEnv`` writes the array-level hooks
+(``_step_arrays``, ``_reset_arrays``), and backend-version differences go into the small
 overridable readers (``_output_transform``, ``_reset_output_transform``, ``read_obs``,
 ``read_action``), which plugins implement as version-dispatched functions.
 
@@ -32,15 +33,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
-from tensordict import TensorDict, TensorDictBase
 
+from hub.envs.arrays import Outputs
+from hub.envs.contract import hook
 from hub.envs.wrapper import EnvWrapper
-from hub.specs import OneHot
+from hub.specs import NestedKey, OneHot
 
 __all__ = ["GymLikeEnv"]
 
-InfoReader = Callable[[dict, TensorDictBase], None]
+InfoReader = Callable[[dict, Any], None]
 
 
 class GymLikeEnv(EnvWrapper):
@@ -59,12 +60,13 @@ class GymLikeEnv(EnvWrapper):
         super().__init__(env, **kwargs)
 
     # ---------------------------------------------------------------- readers
-    def read_action(self, action: torch.Tensor) -> Any:
-        """Turn a hub action into what the foreign env's ``step`` takes (a numpy array)."""
-        spec = self._single_action[1] if self._single_action is not None else None
-        if isinstance(spec, OneHot):
-            action = spec.to_categorical(action)
-        return action.detach().cpu().numpy()
+    def read_action(self, action: Any) -> Any:
+        """Turn a hub action (a numpy array on the CPU) into what the foreign env's ``step``
+        takes: a one-hot action becomes its index."""
+        single = self.env_keys.single_action
+        if single is not None and isinstance(single.spec, OneHot):
+            return np.asarray(action).argmax(-1)
+        return action
 
     def read_obs(self, observation: Any) -> dict[str, Any]:
         """Map a foreign observation to hub observation keys (a dict stays a dict)."""
@@ -72,9 +74,10 @@ class GymLikeEnv(EnvWrapper):
             return observation
         return {"observation": observation}
 
-    def read_reward(self, reward: Any) -> torch.Tensor:
-        """Encode a foreign reward with the reward spec."""
-        return self._reward_encode(reward)
+    def read_reward(self, reward: Any) -> Any:
+        """The foreign reward as hub takes it (by default, as it is: hub casts it to the reward
+        spec's dtype)."""
+        return reward
 
     def read_done(
         self, terminated: Any = None, truncated: Any = None, done: Any = None
@@ -90,6 +93,12 @@ class GymLikeEnv(EnvWrapper):
             done = np.logical_or(terminated, truncated)
         return terminated, truncated, done, bool(np.any(done))
 
+    @hook(
+        "no",
+        "on each foreign step output",
+        "return (obs, reward, terminated, truncated, done, info); the default reads 4- and "
+        "5-tuples",
+    )
     def _output_transform(self, step_output: tuple) -> tuple[Any, Any, Any, Any, Any, dict]:
         """Normalise a foreign ``step`` output to ``(obs, reward, terminated, truncated, done, info)``."""
         if len(step_output) == 5:
@@ -103,6 +112,11 @@ class GymLikeEnv(EnvWrapper):
             "expected (obs, reward, terminated, truncated, info) or (obs, reward, done, info)."
         )
 
+    @hook(
+        "no",
+        "on each foreign reset output",
+        "return (obs, info); the default reads (obs, info) pairs and bare observations",
+    )
     def _reset_output_transform(self, reset_output: Any) -> tuple[Any, dict]:
         """Normalise a foreign ``reset`` output to ``(obs, info)``."""
         if (
@@ -114,7 +128,8 @@ class GymLikeEnv(EnvWrapper):
         return reset_output, {}
 
     def set_info_dict_reader(self, reader: InfoReader) -> GymLikeEnv:
-        """Add a callable ``reader(info, tensordict)`` that writes chosen info entries."""
+        """Add a callable ``reader(info, out)`` that writes chosen info entries into a step's or
+        reset's output (``out[key] = value`` or ``out.set(key, value)``)."""
         self._info_readers.append(reader)
         return self
 
@@ -123,35 +138,20 @@ class GymLikeEnv(EnvWrapper):
         """The info readers, in the order they run."""
         return self._info_readers
 
-    # ---------------------------------------------------------------- encoding
-    def _init_env(self) -> None:
-        self._encoders = {
-            key: self.full_observation_spec[key].encode for key in self._observation_keys
-        }
-        reward_spec = self.full_reward_spec[self._reward_keys[0]]
-        self._reward_encode = reward_spec.encode
-        flag = self.full_done_spec["done"]
-        self._flag_encode = flag.encode
-
-    def _encode_obs(self, observation: Any, out: dict[str, Any]) -> None:
-        encoders = self._encoders
-        for key, value in self.read_obs(observation).items():
-            encode = encoders.get(key)
-            if encode is not None:
-                out[key] = encode(value)
+    def _read_infos(self, info: Any, out: Outputs) -> Outputs:
+        for reader in self._info_readers:
+            reader(info, out)
+        return out
 
     # ---------------------------------------------------------------- the contract
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[NestedKey, Any]:
         obs, info = self._reset_output_transform(self._env.reset(**kwargs))
-        out: dict[str, Any] = {}
-        self._encode_obs(obs, out)
-        td = TensorDict(out, batch_size=self._batch_size, device=self._device)
-        for reader in self._info_readers:
-            reader(info, td)
-        return td
+        return self._read_infos(info, Outputs(self.read_obs(obs)))
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        action = self.read_action(tensordict[self._action_checks[0][0]])
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[NestedKey, Any]:
+        action = self.read_action(inputs[self.env_keys.action_keys[0]])
         total = None
         for _ in range(self.frame_skip):
             obs, reward, terminated, truncated, done, info = self._output_transform(
@@ -161,14 +161,9 @@ class GymLikeEnv(EnvWrapper):
             terminated, truncated, done, do_break = self.read_done(terminated, truncated, done)
             if do_break:
                 break
-        out: dict[str, Any] = {}
-        self._encode_obs(obs, out)
+        out = Outputs(self.read_obs(obs))
         out["reward"] = self.read_reward(total)
-        encode = self._flag_encode
-        out["terminated"] = encode(terminated)
-        out["truncated"] = encode(truncated)
-        out["done"] = encode(done)
-        td = TensorDict(out, batch_size=self._batch_size, device=self._device)
-        for reader in self._info_readers:
-            reader(info, td)
-        return td
+        out["terminated"] = terminated
+        out["truncated"] = truncated
+        out["done"] = done
+        return self._read_infos(info, out)

@@ -27,16 +27,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from tensordict import TensorDictBase
 
 from hub.envs._fast_td import fast_set
+from hub.envs.action_checks import ActionCheck
 from hub.specs import Binary, Bounded, Categorical, OneHot
-
-if TYPE_CHECKING:
-    from hub.envs.base import EnvBase
 
 __all__ = ["BLOCK", "ROW_BY_ROW", "block_random_policy"]
 
@@ -49,20 +47,20 @@ ROW_BY_ROW = (Bounded, Categorical, Binary, OneHot)
 
 
 def block_random_policy(
-    env: EnvBase, tensordict: TensorDictBase, steps: int
+    single: ActionCheck | None, tensordict: TensorDictBase, batch_dims: int, steps: int
 ) -> BlockRandomPolicy | None:
     """A policy writing random actions drawn in blocks, or ``None`` when the env's actions
-    cannot be drawn that way (several action entries, another spec class, dynamic shapes, a
-    device other than the CPU, a batch-unlocked env given extra batch dims)."""
-    single = env._single_action
+    cannot be drawn that way (``single`` is ``None``: several action entries; another spec
+    class, dynamic shapes, a device other than the CPU, a batch-unlocked env given extra batch
+    dims: ``tensordict`` has more than the env's ``batch_dims``)."""
     if single is None:
         return None
-    key, spec = single[0], single[1]
+    key, spec = single.key, single.spec
     if type(spec) not in ROW_BY_ROW or any(d < 0 for d in spec.shape):
         return None
     if spec.device is not None and spec.device.type != "cpu":
         return None
-    if tensordict.batch_dims != len(env.batch_size):
+    if tensordict.batch_dims != batch_dims:
         return None
     return BlockRandomPolicy(key, spec, steps)
 

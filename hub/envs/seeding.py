@@ -1,15 +1,15 @@
-"""Seeds: the range hub accepts, and seed sequences (the next seed is a deterministic function
-of the previous one).
+"""Seeds: the range hub accepts, and the seed that follows a batch's seeds.
 
 A seed is an ``int`` with ``0 <= seed < 2**32``: the range every backend takes (numpy's
 ``RandomState``, which dm_control seeds with, stops at ``2**32 - 1``; gymnasium refuses negative
 seeds). :func:`check_seed` turns anything else into :class:`hub.errors.InvalidSeedError`.
 
+An env of ``n`` sub-envs seeded with ``s`` seeds sub-env ``i`` with ``s + i`` (gymnasium's and
+EnvPool's rule) and returns ``next_seed(s, n) == s + n``, the first seed it did not use.
+
 Example:
-    >>> next_seed(0) == next_seed(0)
-    True
-    >>> next_seed(0) != next_seed(1)
-    True
+    >>> next_seed(0, 4)
+    4
     >>> check_seed(7)
     7
 """
@@ -22,11 +22,10 @@ from typing import Any
 
 from hub.errors import InvalidSeedError
 
-__all__ = ["SEED_LIMIT", "check_seed", "next_seed"]
+__all__ = ["SEED_LIMIT", "check_seed", "next_seed", "derived_seed"]
 
 #: Seeds are ints in ``[0, SEED_LIMIT)``.
 SEED_LIMIT = 2**32
-_MAX_SEED = 2**32 - 1
 
 
 def check_seed(seed: Any) -> int | None:
@@ -65,11 +64,23 @@ def check_seed(seed: Any) -> int | None:
     return value
 
 
-def next_seed(seed: int) -> int:
-    """The seed that follows ``seed``: a hash of it, in ``[0, 2**32 - 1)``.
+def next_seed(seed: int, count: int = 1) -> int:
+    """The first seed after the ``count`` seeds ``seed, seed + 1, ...`` (modulo ``2**32``).
 
-    Seeding envs one after the other (``seed = env.set_seed(seed)``) gives each env a different
-    seed while a whole experiment stays reproducible from its first seed.
+    Example:
+        >>> next_seed(2**32 - 1)
+        0
     """
-    digest = hashlib.blake2b(int(seed).to_bytes(16, "little", signed=True), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % _MAX_SEED
+    return (int(seed) + int(count)) % SEED_LIMIT
+
+
+def derived_seed(seed: int, *salt: int) -> int:
+    """A seed in ``[0, 2**32)`` derived from ``seed`` and ``salt`` by hashing, for a sub-env
+    built again (a restarted worker): it must not replay the episodes of its first life.
+
+    Example:
+        >>> derived_seed(3, 1) == derived_seed(3, 1) != derived_seed(3, 2)
+        True
+    """
+    data = b"".join(int(v).to_bytes(16, "little", signed=True) for v in (seed, *salt))
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little") % SEED_LIMIT

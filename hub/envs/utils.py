@@ -1,6 +1,5 @@
 """Helpers around the env contract: ``step_mdp``, ``terminated_or_truncated``, ``RandomPolicy``,
-``make_composite_from_td``, ``prebuilt_tensordict``, ``fast_get``, ``fast_set``, ``out_arrays``,
-``targets_for_out``.
+``make_composite_from_td``, ``prebuilt_tensordict``, ``fast_get``, ``fast_set``.
 
 Example:
     >>> import torch
@@ -13,10 +12,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-import numpy as np
 import torch
 from tensordict import TensorDictBase
 
@@ -31,8 +28,6 @@ __all__ = [
     "prebuilt_tensordict",
     "fast_get",
     "fast_set",
-    "out_arrays",
-    "targets_for_out",
 ]
 
 _DONE_NAMES = ("done", "terminated", "truncated")
@@ -236,51 +231,3 @@ def prebuilt_tensordict(
         torch.Size([4])
     """
     return new_td(data, batch_size, device)
-
-
-def out_arrays(
-    out: Mapping[Any, torch.Tensor], wanted: Mapping[Any, tuple[Sequence[int], torch.dtype]]
-) -> dict[Any, np.ndarray] | None:
-    """numpy views of the tensors of a ``step_into`` ``out``, for an env's ``_step_into`` that
-    copies its backend's arrays in with numpy; ``None`` (take the ``_step`` path) unless
-    ``out`` holds exactly the ``wanted`` keys, each a CPU tensor of the wanted shape and dtype.
-
-    Example:
-        >>> import torch
-        >>> out = {"reward": torch.zeros(2, 1)}
-        >>> out_arrays(out, {"reward": ((2, 1), torch.float32)})["reward"].shape
-        (2, 1)
-        >>> out_arrays(out, {"reward": ((2, 1), torch.float64)}) is None
-        True
-    """
-    if set(out) != set(wanted):
-        return None
-    arrays = {}
-    for key, tensor in out.items():
-        shape, dtype = wanted[key]
-        if tensor.shape != tuple(shape) or tensor.dtype != dtype or tensor.device.type != "cpu":
-            return None
-        arrays[key] = tensor.numpy()
-    return arrays
-
-
-def targets_for_out(owner: Any, name: str, out: Any, build: Callable[[Any], Any]) -> Any:
-    """What ``build(out)`` returns, kept in ``owner``'s attribute ``name`` while the same ``out``
-    comes back: an env's ``_step_into`` derives its targets (say, :func:`out_arrays`) once per
-    ``out`` dict, and a ``ParallelEnv`` worker passes the same buffers at every step.
-
-    Example:
-        >>> class Env:
-        ...     pass
-        >>> env, out, calls = Env(), {}, []
-        >>> build = lambda o: calls.append(1) or len(calls)
-        >>> targets_for_out(env, "_targets", out, build), targets_for_out(env, "_targets", out, build)
-        (1, 1)
-        >>> targets_for_out(env, "_targets", {}, build)  # another dict: built again
-        2
-    """
-    cached = owner.__dict__.get(name)
-    if cached is None or cached[0] is not out:
-        cached = (out, build(out))
-        setattr(owner, name, cached)
-    return cached[1]

@@ -1,12 +1,10 @@
 """``EnvWrapper``: the base class for envs that wrap an object of a foreign library.
 
 A subclass builds (or receives) the foreign env in ``_build_env``, derives hub specs from it in
-``_make_specs``, and writes ``_reset`` / ``_step`` / ``_set_seed`` like any env. Attributes the
+``_make_specs``, and writes ``_reset_arrays`` / ``_step_arrays`` / ``_set_seed`` like any env. Attributes the
 wrapper does not have are read from the wrapped env (``wrapper.unwrapped`` reaches gymnasium's).
 
 Example:
-    >>> import torch
-    >>> from tensordict import TensorDict
     >>> from hub import EnvWrapper
     >>> from hub.specs import Composite, Unbounded
     >>> class Thermostat:  # a foreign env with its own API
@@ -19,12 +17,11 @@ Example:
     ...     def _make_specs(self, env):
     ...         self.observation_spec = Composite(temperature=Unbounded((1,)))
     ...         self.action_spec = Unbounded((1,))
-    ...     def _reset(self, tensordict):
-    ...         return TensorDict({"temperature": torch.tensor([self._env.read()])}, [])
-    ...     def _step(self, tensordict):
-    ...         self._env.temperature += float(tensordict["action"])
-    ...         return TensorDict({"temperature": torch.tensor([self._env.read()]),
-    ...                            "reward": torch.zeros(1)}, [])
+    ...     def _reset_arrays(self, rows=None, inputs=None, **kwargs):
+    ...         return {"temperature": self._env.read()}
+    ...     def _step_arrays(self, inputs, rows=None):
+    ...         self._env.temperature += float(inputs["action"][0])
+    ...         return {"temperature": self._env.read(), "reward": 0.0}
     ...     def _set_seed(self, seed):
     ...         pass
     >>> env = ThermostatEnv(Thermostat())
@@ -37,8 +34,20 @@ from __future__ import annotations
 from typing import Any
 
 from hub.envs.base import EnvBase
+from hub.envs.contract import Hook, hook
 
-__all__ = ["EnvWrapper", "BASE_KWARGS"]
+__all__ = ["EnvWrapper", "BASE_KWARGS", "WRAPPER_ATTRIBUTES"]
+
+#: the attribute of EnvWrapper a subclass may read
+WRAPPER_ATTRIBUTES = [
+    Hook(
+        "_env",
+        "EnvWrapper",
+        "read",
+        "set in __init__ from _build_env",
+        "the foreign env object (public attributes the wrapper lacks are read from it)",
+    )
+]
 
 #: the keyword arguments of ``EnvBase.__init__``: a wrapper passes these to ``EnvBase`` and
 #: the others to ``_check_kwargs`` and ``_build_env``
@@ -73,27 +82,49 @@ class EnvWrapper(EnvBase):
         self._check_kwargs(kwargs)
         self._env = self._build_env(**kwargs)
         self._make_specs(self._env)
-        self._ensure_default_specs()  # so _init_env sees complete specs and their keys
-        self._compute_keys()
+        self._specs.complete_defaults()  # so _init_env sees complete specs and their keys
         self._init_env()
 
+    @hook(
+        "no",
+        "first in __init__, with the keyword arguments that are not EnvBase's",
+        "nothing is built yet; raise a clear error for arguments that are off",
+    )
     def _check_kwargs(self, kwargs: dict[str, Any]) -> None:
         """Validate the constructor's keyword arguments (raise a clear error when they are off)."""
 
+    @hook(
+        "no (returns env)",
+        "in __init__, after _check_kwargs, with the same keyword arguments",
+        "return the foreign env object; it is stored as self._env",
+    )
     def _build_env(self, **kwargs: Any) -> Any:
         """Return the foreign env object (by default, the ``env`` argument itself)."""
         if "env" not in kwargs:
             raise TypeError(f"{type(self).__name__} needs the env to wrap: pass env=...")
         return kwargs["env"]
 
+    @hook(
+        "yes",
+        "in __init__, with the foreign env, once built",
+        "set the specs (observation_spec, action_spec, ...) with the batch dims first "
+        "(hub.convert_spec converts foreign spaces)",
+    )
     def _make_specs(self, env: Any) -> None:
+        """Set the env's specs from the foreign env."""
         raise NotImplementedError(f"{type(self).__name__} must implement _make_specs(env).")
 
+    @hook(
+        "no",
+        "in __init__, after _make_specs",
+        "the specs are complete (default done flags and reward added) and env_keys is known",
+    )
     def _init_env(self) -> None:
         """Called once the specs are made and completed (default done flags and reward added,
         keys known): build encoders, seed or warm up the foreign env."""
 
     def _close(self) -> None:
+        """Close the foreign env (``self._env.close()``) when it has a ``close``."""
         close = getattr(self.__dict__.get("_env"), "close", None)
         if callable(close):
             close()

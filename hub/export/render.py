@@ -1,16 +1,14 @@
 """Frames from hub envs for the exports' ``render()``, whatever the backend.
 
-A hub env renders when it has one of:
+Every hub env has :meth:`hub.EnvBase.render_frames` (RGB frames, batch dims first); an env
+renders when its class overrides it, or, for a ``TransformedEnv``, when its base env's does.
+The frames go through :func:`hub.media.to_frame`'s rule, so an export always returns
+``H x W x 3`` uint8 frames.
 
-* ``render_frames(tensordict=None)``: RGB frames with the env's batch dims first (the gym,
-  EnvPool and dm_control plugins' envs);
-* a ``render(tensordict)`` method of its own (hub's built-in Pendulum), called once per
-  sub-env for batched envs;
-* sub-envs that render, in a ``SerialEnv`` / ``ParallelEnv`` (called in each worker).
-
-An env that can switch rendering on after it was built has ``set_render_mode(mode)``; the
-exports call it, so ``render_mode="rgb_array"`` given to ``make_env``, to the export, or to
-both, means the same thing.
+An env that can switch rendering on after it was built has ``set_render_mode(mode)`` (a
+``SerialEnv`` / ``ParallelEnv`` forwards it to its sub-envs); the exports call it, so
+``render_mode="rgb_array"`` given to ``make_env``, to the export, or to both, means the same
+thing.
 
 Example:
     >>> import hub
@@ -24,10 +22,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 from tensordict import TensorDictBase
 
-from hub.errors import HubError
+from hub.batching import BatchedEnvBase
+from hub.envs import EnvBase
+from hub.errors import HubError, NoFramesError
+from hub.media import HOW_TO_GET_FRAMES, frames_of
+from hub.transforms import TransformedEnv
 
 __all__ = ["RENDER_MODES", "enable_rendering", "frames", "can_render"]
 
@@ -35,19 +36,23 @@ __all__ = ["RENDER_MODES", "enable_rendering", "frames", "can_render"]
 RENDER_MODES = ("rgb_array",)
 
 
-def _own(env: Any, name: str) -> bool:
-    """Whether ``env``'s class defines ``name`` (not an attribute forwarded to a wrapped env)."""
-    return callable(getattr(type(env), name, None))
-
-
-def _batched(env: Any) -> bool:
-    """A ``SerialEnv`` / ``ParallelEnv``: its sub-envs are reached through ``call``."""
-    return _own(env, "call") and "num_workers" in vars(env)
+def _base(env: Any) -> Any:
+    """The env below any ``TransformedEnv`` layers."""
+    while isinstance(env, TransformedEnv):
+        env = env.base_env
+    return env
 
 
 def can_render(env: Any) -> bool:
-    """Whether :func:`frames` can get frames from ``env``."""
-    return _own(env, "render_frames") or _own(env, "render") or _batched(env)
+    """Whether ``env`` renders: its class (or its base env's, below transforms) overrides
+    :meth:`hub.EnvBase.render_frames`.
+
+    Example:
+        >>> import hub
+        >>> can_render(hub.make_env("hub:Pendulum")), can_render(hub.make_env("hub:Counting"))
+        (True, False)
+    """
+    return type(_base(env)).render_frames is not EnvBase.render_frames
 
 
 def enable_rendering(env: Any, render_mode: str | None) -> None:
@@ -60,25 +65,19 @@ def enable_rendering(env: Any, render_mode: str | None) -> None:
             f"render_mode={render_mode!r} is not supported by hub's exports; the modes are "
             f"{list(RENDER_MODES)} (frames are arrays; show them with your own viewer)."
         )
+    base = _base(env)
     if not can_render(env):
-        raise HubError(
-            f"{type(env).__name__} cannot render: it has neither render_frames() nor render(). "
-            "Envs of the gymnasium, gym, EnvPool (1.x) and dm_control namespaces and hub's "
-            "Pendulum render; for others, record a 'pixels' observation instead."
+        raise NoFramesError(
+            f"{type(base).__name__} cannot render, so it has no render_mode={render_mode!r}. "
+            f"{HOW_TO_GET_FRAMES}"
         )
-    if _own(env, "set_render_mode"):
-        env.set_render_mode(render_mode)
-    elif _batched(env) and not _own(env, "render"):
+    if callable(getattr(type(base), "set_render_mode", None)):
+        base.set_render_mode(render_mode)
+    elif isinstance(base, BatchedEnvBase):
         try:
-            env.call("set_render_mode", render_mode)
+            base.call("set_render_mode", render_mode)
         except (AttributeError, HubError):
             pass  # sub-envs without it (hub's built-ins) render as they are
-
-
-def _array(frame: Any) -> np.ndarray:
-    if isinstance(frame, torch.Tensor):
-        return frame.detach().cpu().numpy()
-    return np.asarray(frame)
 
 
 def frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
@@ -86,25 +85,7 @@ def frames(env: Any, tensordict: TensorDictBase | None) -> np.ndarray:
 
     ``tensordict`` is the env's current data (stateless envs draw their state from it).
     """
-    if _own(env, "render_frames"):
-        return _array(env.render_frames(tensordict))
-    if _own(env, "render"):
-        batch = tuple(env.batch_size)
-        if batch == ():
-            return _array(env.render(tensordict))
-        if tensordict is None:
-            raise HubError(f"{type(env).__name__} needs its data to render.")
-        flat = tensordict.reshape(-1)
-        out = np.stack([_array(env.render(flat[i])) for i in range(flat.shape[0])])
-        return out.reshape(batch + out.shape[1:])
-    if _batched(env):
-        try:
-            return np.stack([_array(f) for f in env.call("render_frames")])
-        except (AttributeError, HubError) as exc:
-            raise HubError(
-                f"the sub-envs of {type(env).__name__} cannot render ({exc}): their envs need "
-                "render_frames() (gym, gymnasium, dm_control envs have it)."
-            ) from exc
-    raise HubError(
-        f"{type(env).__name__} cannot render: it has neither render_frames() nor render()."
-    )
+    images = env.render_frames(tensordict)
+    batch = tuple(env.batch_size)
+    out = np.stack(frames_of(images, len(batch)))
+    return out.reshape(batch + out.shape[1:])

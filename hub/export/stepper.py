@@ -1,9 +1,8 @@
 """``Stepper``: steps a hub env for an exported env, with as little per-step work as possible.
 
 An exported env holds one input tensordict (observations, state, done flags, the action) and
-steps the hub env with :meth:`hub.EnvBase.step_into`, whose ``out`` buffers are that
-tensordict's own tensors: after a step the tensordict already holds the next step's input, and
-no tensordict is built per step. Envs whose entries cannot live in fixed buffers (dynamic
+copies each step's output into that tensordict's own tensors: after a step the tensordict
+already holds the next step's input, and the numpy views the export hands out stay valid. Envs whose entries cannot live in fixed buffers (dynamic
 shapes, non-tensor entries) take the generic path (``step`` then ``step_mdp``).
 
 Example:
@@ -126,10 +125,14 @@ class Stepper:
             td.set("_step", torch.as_tensor(np.asarray(step_mask, dtype=bool)))
         if self.fast:
             try:
-                self.env.step_into(td, self._out)
+                nxt = self.env.step(td.copy()).get("next")
             finally:
                 if step_mask is not None:
                     del td["_step"]
+            for key, buffer in self._out.items():
+                value = nxt.get(key, None)
+                if value is not None:
+                    buffer.copy_(value)
             return None
         data = self.env.step(td)
         if step_mask is not None:

@@ -34,12 +34,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDict, TensorDictBase
 
 from hub.envs import EnvBase
 from hub.external.bulk import BulkView
@@ -47,7 +47,7 @@ from hub.external.episodes import Board, Episode, Item, ThreadWaiter, Waiter
 from hub.external.polling import PollView
 from hub.external.spec_input import as_hub_spec, episode_specs
 from hub.external.values import EpisodeValues
-from hub.specs import Categorical, NestedKey, Unbounded
+from hub.specs import Categorical, Unbounded
 
 __all__ = ["ExternalEnv"]
 
@@ -210,13 +210,13 @@ class ExternalEnv(EnvBase):
         self._board.close()
         self.bulk.close()
 
-    def _reset_arrays(
-        self, rows: torch.Tensor | None = None, inputs: Any = None, **kwargs: Any
-    ) -> dict[NestedKey, Any]:
-        """Bind new episodes to the free slots among ``rows`` and show every slot's latest
-        observation; with no episode running, wait up to ``wait_s`` for a first one."""
+    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+        """Bind new episodes to the free slots among the ``"_reset"`` rows (all without one)
+        and show every slot's latest observation; with no episode running, wait up to
+        ``wait_s`` for a first one."""
+        mask = None if tensordict is None else tensordict.get("_reset", None)
         board = self._board
-        allowed = _indices(rows, board.size)
+        allowed = _indices(mask, board.size)
         with board.cond:
             board.learner_call()
             self._bind(allowed)
@@ -224,10 +224,10 @@ class ExternalEnv(EnvBase):
                 board.wait_for(lambda: bool(board.pending), self.wait_s)
                 self._bind(allowed)
             valid = torch.tensor([board.waiting(i) for i in range(board.size)])
-            out: dict[NestedKey, Any] = {key: self._current[key].clone() for key in self._obs_keys}
+            out: dict[str, Any] = {key: self._current[key].clone() for key in self._obs_keys}
             out["training_enabled"] = self._training.clone()
         out.update(valid=valid, off_policy=torch.zeros_like(valid))
-        return out
+        return TensorDict(out, batch_size=self.batch_size, device=self.device)
 
     def _bind(self, allowed: Iterable[int]) -> None:
         """Bind pending episodes to free slots among ``allowed``; show their first observation."""
@@ -241,15 +241,14 @@ class ExternalEnv(EnvBase):
         for key in self._obs_keys:
             self._current[key][index] = torch.stack([obs[key] for obs in observations])
 
-    def _step_arrays(
-        self, inputs: Mapping[NestedKey, torch.Tensor], rows: torch.Tensor | None = None
-    ) -> dict[NestedKey, Any]:
-        """Give each waiting episode (among ``rows``) its action, wait up to ``wait_s`` for the
-        simulators to answer, and return what they posted. The action actually taken (a
-        simulator's own, for ``"off_policy"`` rows) replaces the policy's in ``inputs``."""
+    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        """Give each waiting episode (among the ``"_step"`` rows) its action, wait up to
+        ``wait_s`` for the simulators to answer, and return what they posted. The action
+        actually taken (a simulator's own, for ``"off_policy"`` rows) replaces the policy's in
+        ``tensordict``: the step's data holds the action each transition was taken with."""
         board = self._board
-        actions = inputs[self.action_key]
-        slots = _indices(rows, board.size)
+        actions = tensordict.get(self.action_key)
+        slots = _indices(tensordict.get("_step", None), board.size)
         per_slot = actions.detach().clone().unbind(0)  # each simulator keeps its own action
         with board.cond:  # the state changes only: the tensors are built after
             board.learner_call()
@@ -273,12 +272,12 @@ class ExternalEnv(EnvBase):
                 self._training[index] = False
         valid = out["valid"]
         shaped = valid.reshape(valid.shape + (1,) * (actions.ndim - 1))
-        inputs[self.action_key] = torch.where(shaped, self._taken, actions)  # type: ignore[index]
-        return out
+        tensordict.set(self.action_key, torch.where(shaped, self._taken, actions))
+        return TensorDict(out, batch_size=self.batch_size, device=self.device)
 
     def _step_output(
         self, results: list[tuple[int, Episode, Item]], claimable: list[int]
-    ) -> dict[NestedKey, Any]:
+    ) -> dict[str, Any]:
         """The step's outputs: the consumed results in their slots; a free slot that a pending
         episode can take (``claimable``) reports ``truncated`` so that the next partial reset
         binds it (its ``valid`` is ``False``: no data)."""
@@ -295,7 +294,7 @@ class ExternalEnv(EnvBase):
             truncated[index] = item.truncated
             valid[index] = True
         truncated[claimable] = True
-        out: dict[NestedKey, Any] = {key: self._current[key].clone() for key in self._obs_keys}
+        out: dict[str, Any] = {key: self._current[key].clone() for key in self._obs_keys}
         out.update(reward=reward, terminated=terminated, truncated=truncated, valid=valid)
         out["done"] = terminated | truncated
         out["off_policy"] = self._off & valid

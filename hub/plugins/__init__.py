@@ -13,50 +13,26 @@ Example:
     'toy'
 """
 
-from __future__ import annotations
+import typing
 
-from typing import TYPE_CHECKING, Any
+from hub.lazy import lazy_exports
 
-from hub.plugins.hookspecs import hookimpl, hookspec
-from hub.plugins.manager import (
-    ENTRY_POINT_GROUP,
-    HubPluginManager,
-    ensure_plugins_loaded,
-    get_plugin_manager,
-    reset_plugin_manager,
-)
-from hub.plugins.types import (
-    BatchingStrategy,
-    HubPluginWarning,
-    Namespace,
-    PluginInfo,
-    SpecConversion,
-)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
 
-if TYPE_CHECKING:  # pragma: no cover
+if typing.TYPE_CHECKING:  # the public names (read by type checkers and by lazy_exports)
     from hub.dispatch import BackendFamily
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "BackendFamily",
-    "BatchingStrategy",
-    "HubPluginManager",
-    "HubPluginWarning",
-    "Namespace",
-    "PluginInfo",
-    "SpecConversion",
-    "ensure_plugins_loaded",
-    "get_plugin_manager",
-    "hookimpl",
-    "hookspec",
-    "reset_plugin_manager",
-]
-
-
-def __getattr__(name: str) -> Any:
-    # BackendFamily lives in hub.dispatch; importing it only when asked keeps this module cheap.
-    if name == "BackendFamily":
-        from hub.dispatch import BackendFamily
-
-        return BackendFamily
-    raise AttributeError(f"module 'hub.plugins' has no attribute {name!r}")
+    from hub.plugins.hookspecs import hookimpl, hookspec
+    from hub.plugins.manager import (
+        ENTRY_POINT_GROUP,
+        HubPluginManager,
+        ensure_plugins_loaded,
+        get_plugin_manager,
+        reset_plugin_manager,
+    )
+    from hub.plugins.types import (
+        BatchingStrategy,
+        HubPluginWarning,
+        Namespace,
+        PluginInfo,
+        SpecConversion,
+    )

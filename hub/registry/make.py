@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 BUILTIN_BATCHING = ("auto", "serial", "parallel", "native")
+#: make_env's keywords that ParallelEnv takes (not the namespace's make)
+PARALLEL_OPTIONS = ("num_workers", "envs_per_worker", "start_method", "restart_failed")
 
 
 def make_env(
@@ -73,6 +75,9 @@ def make_env(
         timeout: with ``num_envs``, the batched env's ``timeout`` (seconds a call on the
             sub-envs may take; see ``docs/batching.md``), passed to ``SerialEnv``,
             ``ParallelEnv`` and plugin strategies alike. Native batching has none and refuses it.
+        num_workers, envs_per_worker, start_method, restart_failed: with
+            ``batching="parallel"``, passed to ``ParallelEnv`` (how many worker processes, or
+            how many sub-envs each holds; see ``docs/batching.md``).
         **kwargs: passed to the namespace's ``make``.
 
     Raises:
@@ -200,11 +205,14 @@ def _make_batched(
     timeout: float | None = None,
 ) -> Any:
     bound = {} if timeout is None else {"timeout": timeout}
+    layout = [name for name in PARALLEL_OPTIONS if name in kwargs]
     if batching == "auto":
-        if ns.native_batching:
-            batching = "native"
-        else:
-            batching = "parallel"
+        batching = "native" if ns.native_batching and not layout else "parallel"
+    if layout and batching != "parallel":
+        raise BatchingError(
+            f"{', '.join(layout)} configure ParallelEnv's worker processes: pass "
+            f"batching='parallel' with them (got batching={batching!r})."
+        )
     if batching == "native":
         if not ns.native_batching:
             raise BatchingError(
@@ -226,7 +234,11 @@ def _make_batched(
     if batching == "parallel":
         from hub.batching import ParallelEnv
 
-        return ParallelEnv(num_envs, factory, **bound)
+        layout = {name: kwargs.pop(name) for name in PARALLEL_OPTIONS if name in kwargs}
+        factory = functools.partial(make_env_single, ns.name, env_id, **kwargs)
+        if ns.native_batching:  # each worker holds a native batch of its sub-envs
+            layout["create_batch_fn"] = functools.partial(make_env_batch, ns.name, env_id, **kwargs)
+        return ParallelEnv(num_envs, factory, **layout, **bound)
     strategy: BatchingStrategy | None = manager.batching_strategies().get(batching)
     if strategy is None:
         raise BatchingError(

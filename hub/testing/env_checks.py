@@ -263,10 +263,10 @@ def check_factory_pickles(uri: str, **kwargs: Any) -> None:
 
 def check_internal_names(uri: str, **kwargs: Any) -> None:
     """The env's own classes (and the env object) define no underscore name that hub's env
-    classes use internally, except the documented hooks of
-    :data:`hub.envs.subclass_hooks.SUBCLASS_HOOKS`: a plugin names its private attributes
+    classes use internally, except the hooks of the subclass contract
+    (:func:`hub.envs.hook_table.subclass_contract`): a plugin names its private attributes
     freely, but one that clashes with hub's silently replaces its machinery."""
-    from hub.envs.subclass_hooks import SUBCLASS_ATTRIBUTES, SUBCLASS_HOOKS
+    from hub.envs.hook_table import contract_names
 
     env = _make(uri, "names", **kwargs)
     try:
@@ -278,7 +278,7 @@ def check_internal_names(uri: str, **kwargs: Any) -> None:
             for name in vars(cls)
             if name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
         }
-        internal -= set(SUBCLASS_HOOKS) | set(SUBCLASS_ATTRIBUTES)
+        internal -= contract_names()
         clashes = sorted(
             f"{cls.__qualname__}.{name}"
             for cls in mro
@@ -295,7 +295,7 @@ def check_internal_names(uri: str, **kwargs: Any) -> None:
             raise ConformanceError(
                 f"{uri} [names]: {', '.join(clashes)} replace(s) an internal name of hub's env "
                 "classes; rename them (a plugin's private names are free, except these), or "
-                "override only the documented hooks (hub.envs.subclass_hooks.SUBCLASS_HOOKS)"
+                "override only the hooks of the subclass contract (docs/plugins.md)"
             )
     finally:
         env.close()

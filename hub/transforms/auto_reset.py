@@ -5,7 +5,9 @@ of the last ones of the episode that ended. The transform keeps those first obse
 next (partial) reset, which then returns them without resetting the env again, and replaces the
 observations returned with ``done`` by placeholders (``replace=True``): NaN for floats, ``-1``
 for integers, ``False`` for booleans. Envs that declare ``auto_reset=True`` get the same
-treatment from :class:`hub.EnvBase` itself; the transform is for envs that cannot.
+treatment from :class:`hub.EnvBase` itself; the transform is for envs that cannot. It marks its
+base env as auto-resetting (``auto_reset=True``, without placeholders of its own), so that the
+base env's step pipeline steps it on after an episode's end, which it refuses for other envs.
 
 Example:
     >>> import torch
@@ -89,6 +91,7 @@ class AutoResetTransform(Transform):
         return spec
 
     def transform_output_spec(self, output_spec: Composite) -> Composite:
+        self._mark_base_env()
         obs = output_spec["full_observation_spec"]
         done = output_spec["full_done_spec"]
         self._obs_keys = [key for key, _ in spec_leaves(obs)]
@@ -99,6 +102,17 @@ class AutoResetTransform(Transform):
             for key, spec in spec_leaves(obs):
                 obs[key] = self._relaxed(spec)
         return output_spec
+
+    def _mark_base_env(self) -> None:
+        """Declare the base env auto-resetting (its pipeline then steps it after an episode's
+        end); the transform keeps the first observations and writes the placeholders."""
+        holder = self.container
+        while holder is not None and not hasattr(holder, "base_env"):
+            holder = holder.container
+        base = getattr(holder, "base_env", None)
+        if base is not None and not base.auto_reset:
+            base.auto_reset = True
+            base.auto_reset_replace = False
 
     def _call(self, next_tensordict: TensorDictBase) -> TensorDictBase:
         return next_tensordict

@@ -1,5 +1,8 @@
 """Recorders: ``VideoRecorder`` (images of a rollout to a GIF or MP4 file) and
-``PixelRenderTransform`` (an env's ``render()`` as a ``"pixels"`` observation).
+``PixelRenderTransform`` (an env's rendered frames as a ``"pixels"`` observation).
+
+Both use :mod:`hub.media`: images become frames by :func:`hub.media.to_frame`'s rule, and files
+are written by :func:`hub.media.write_video`.
 
 Example:
     >>> import tempfile, pathlib
@@ -15,9 +18,7 @@ Example:
 
 from __future__ import annotations
 
-import importlib.util
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,108 +26,23 @@ import numpy as np
 import torch
 from tensordict import TensorDictBase
 
-from hub.errors import HubError, MissingDependencyError
+from hub.errors import HubError, NoFramesError
+from hub.media import frames_of, no_frames_message, tile, write_video
 from hub.specs import Bounded, Composite
 from hub.transforms._utils import NestedKey, norm_key
 from hub.transforms.transform import Transform
-from hub.transforms.video_files import write_gif, write_mp4
 
-__all__ = ["VideoRecorder", "PixelRenderTransform", "to_frame"]
-
-_CHANNELS = (1, 3, 4)
-
-
-def to_frame(image: torch.Tensor) -> np.ndarray:
-    """One ``H x W x 3`` uint8 frame from one env's image: ``HW``, ``HWC`` or ``CHW`` (1, 3 or
-    4 channels), floats in ``[0, 1]`` or uint8, or a stack of frames (the newest, last, is kept).
-
-    Example:
-        >>> to_frame(torch.zeros(4, 84, 84, dtype=torch.uint8)).shape
-        (84, 84, 3)
-    """
-    frame = image.detach().cpu()
-    if frame.ndim == 4:
-        frame = frame[-1]
-    if frame.ndim == 3:
-        if frame.shape[-1] in _CHANNELS:
-            pass
-        elif frame.shape[0] in (1, 3):
-            frame = frame.permute(1, 2, 0)
-        else:
-            frame = frame[-1]
-    if frame.ndim == 2:
-        frame = frame.unsqueeze(-1)
-    if frame.ndim != 3:
-        raise HubError(f"cannot make a video frame of an image of shape {list(image.shape)}.")
-    if frame.dtype != torch.uint8:
-        frame = frame.double()
-        if image.is_floating_point() and frame.numel() and float(frame.max()) <= 1.0:
-            frame = frame * 255
-        frame = frame.nan_to_num().clamp(0, 255).to(torch.uint8)
-    if frame.shape[-1] == 1:
-        frame = frame.expand(*frame.shape[:-1], 3)
-    return np.ascontiguousarray(frame[..., :3].numpy())
-
-
-def _grid(frames: list[np.ndarray]) -> np.ndarray:
-    """Tile frames of one size into a near-square grid."""
-    if len(frames) == 1:
-        return frames[0]
-    cols = math.ceil(math.sqrt(len(frames)))
-    rows = math.ceil(len(frames) / cols)
-    h, w, c = frames[0].shape
-    out = np.zeros((rows * h, cols * w, c), dtype=np.uint8)
-    for i, frame in enumerate(frames):
-        r, col = divmod(i, cols)
-        out[r * h : (r + 1) * h, col * w : (col + 1) * w] = frame
-    return out
-
-
-def write_video(path: Path, frames: Sequence[np.ndarray], fps: float) -> Path:
-    """Write ``frames`` (height, width, 3; uint8) as a looping ``.gif`` or an ``.mp4``, one
-    frame at a time (:mod:`hub.transforms.video_files`: one palette and changed rectangles for
-    a GIF; MP4 frames cropped to even sizes, which most encoders need).
-
-    ``VideoRecorder.dump`` and ``hub rollout --record`` both write through this function.
-
-    Example:
-        >>> import tempfile
-        >>> out = Path(tempfile.mkdtemp()) / "clip.gif"
-        >>> write_video(out, [np.zeros((8, 8, 3), np.uint8)] * 2, fps=10).exists()
-        True
-    """
-    suffix = path.suffix.lower()
-    if suffix not in (".gif", ".mp4"):
-        raise HubError(f"cannot write {str(path)!r}: the file name must end in .gif or .mp4.")
-    if importlib.util.find_spec("imageio") is None:
-        raise MissingDependencyError(
-            "imageio",
-            message="writing a video needs imageio, which is not installed: "
-            'pip install "hub[all]" (or: pip install imageio).',
-        )
-    if not len(frames):
-        raise HubError(f"no frame was recorded, so {str(path)!r} was not written: roll out first.")
-    if suffix == ".gif":
-        write_gif(path, frames, fps)
-        return path
-    try:
-        write_mp4(path, iter(frames), fps)
-    except (ValueError, RuntimeError, ImportError) as err:
-        raise MissingDependencyError(
-            "imageio-ffmpeg",
-            message=f"writing an MP4 needs an imageio encoder (imageio-ffmpeg or PyAV): "
-            f'{err}. Install one with: pip install "imageio[ffmpeg]", or write a .gif.',
-        ) from None
-    return path
+__all__ = ["VideoRecorder", "PixelRenderTransform"]
 
 
 class VideoRecorder(Transform):
     """Keep the images of every step (and reset) and write them as a video with :meth:`dump`.
 
-    Channels-last or channels-first images, uint8 or floats in ``[0, 1]``, and stacks of frames
-    are all accepted. With a batched env, the frames of all sub-envs are tiled into one
-    (``make_grid=True``) or only the first sub-env's are kept. The cache grows until ``dump``
-    (or ``max_frames``, which keeps the newest).
+    Each image becomes a frame by the rule of :func:`hub.media.to_frame` (channels last or
+    first, grayscale or RGB(A), uint8, bool or floats in ``[0, 1]``, stacks of frames). With a
+    batched env, the frames of all sub-envs are tiled into one near-square grid
+    (``make_grid=True``, :func:`hub.media.tile`) or only the first sub-env's are kept. The cache
+    grows until ``dump`` (or ``max_frames``, which keeps the newest).
 
     Args:
         path: the default file of :meth:`dump` (``.gif`` or ``.mp4``).
@@ -189,11 +105,11 @@ class VideoRecorder(Transform):
         if (self._count - 1) % self.skip:
             return tensordict
         event = self._event_ndim if self._event_ndim is not None else min(value.ndim, 3)
-        images = value.reshape(-1, *value.shape[value.ndim - event :])
+        batch_ndim = value.ndim - event
         if self.make_grid:
-            frame = _grid([to_frame(img) for img in images])
+            frame = tile(frames_of(value, batch_ndim))
         else:
-            frame = to_frame(images[0])
+            frame = frames_of(value, batch_ndim, env_ids=[0])[0]
         self.frames.append(frame)
         if self.max_frames is not None and len(self.frames) > self.max_frames:
             del self.frames[: len(self.frames) - self.max_frames]
@@ -218,24 +134,27 @@ class VideoRecorder(Transform):
 
 
 class PixelRenderTransform(Transform):
-    """Write the env's ``render()`` image in ``"pixels"`` after each step and reset.
+    """Write the env's rendered frames in ``"pixels"`` after each step and reset.
 
-    The spec comes from one rendered image, taken when the transform is added (this resets
-    the env once). With a batched env, ``render`` is called on each sub-env and the images are
-    stacked.
+    By default the frames are :meth:`hub.EnvBase.render_frames` (given the env's data; batch
+    dims first, so a batched env gives one frame per sub-env); ``render_method`` names another
+    method of the env (``"render"``: the backend's own, forwarded by wrappers), whose list of
+    images (one per sub-env) is stacked. The spec comes from one rendered image, taken when the
+    transform is added (this resets the env once).
 
     Args:
         out_keys: where the image goes (default ``["pixels"]``).
         preproc: a function applied to each rendered image (a tensor) before it is written.
-        render_method: the name of the env's method to call.
-        pass_tensordict: call ``render(data)`` (stateless envs need their data to draw).
+        render_method: the name of the env's method to call (default ``"render_frames"``).
+        pass_tensordict: call ``method(data)`` (stateless envs need their data to draw);
+            default: for ``render_frames`` only.
         **render_kwargs: passed to the render method.
 
     Example:
         >>> import hub
         >>> from hub.transforms import PixelRenderTransform, TransformedEnv
         >>> env = TransformedEnv(hub.make_env("hub:Pendulum", pixels_size=24),
-        ...                      PixelRenderTransform(pass_tensordict=True))
+        ...                      PixelRenderTransform())
         >>> env.rollout(2)["next", "pixels"].shape
         torch.Size([2, 24, 24, 3])
     """
@@ -244,8 +163,8 @@ class PixelRenderTransform(Transform):
         self,
         out_keys: NestedKey | Iterable[NestedKey] | None = None,
         preproc: Callable[[torch.Tensor], torch.Tensor] | None = None,
-        render_method: str = "render",
-        pass_tensordict: bool = False,
+        render_method: str = "render_frames",
+        pass_tensordict: bool | None = None,
         **render_kwargs: Any,
     ) -> None:
         super().__init__()
@@ -253,6 +172,8 @@ class PixelRenderTransform(Transform):
         self.out_key = norm_key(keys if isinstance(keys, str | tuple) else list(keys)[0])
         self.preproc = preproc
         self.render_method = render_method
+        if pass_tensordict is None:
+            pass_tensordict = render_method == "render_frames"
         self.pass_tensordict = pass_tensordict
         self.render_kwargs = render_kwargs
         self._sample: torch.Tensor | None = None
@@ -267,7 +188,8 @@ class PixelRenderTransform(Transform):
         if not callable(method):
             raise HubError(
                 f"PixelRenderTransform calls {type(env).__name__}.{self.render_method}(), which "
-                "does not exist; build the env with rendering on (e.g. render_mode='rgb_array')."
+                "does not exist; leave render_method as 'render_frames' (every hub env has it) "
+                "or name a method of the env."
             )
         args = (data,) if self.pass_tensordict else ()
         image = method(*args, **self.render_kwargs)
@@ -279,9 +201,8 @@ class PixelRenderTransform(Transform):
 
     def _tensor(self, image: Any) -> torch.Tensor:
         if image is None:
-            raise HubError(
-                "the env's render() returned None: build it with rendering to images on "
-                "(e.g. render_mode='rgb_array')."
+            raise NoFramesError(
+                no_frames_message(f"the env's {self.render_method}()", "it returned None")
             )
         out = torch.as_tensor(np.asarray(image) if not isinstance(image, torch.Tensor) else image)
         return self.preproc(out) if self.preproc is not None else out

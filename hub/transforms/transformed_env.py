@@ -22,8 +22,8 @@ from typing import Any
 
 from tensordict import TensorDictBase
 
-from hub.envs import checks as _checks
 from hub.envs.base import EnvBase
+from hub.envs.spec_store import SpecStore, refuse_spec_change
 from hub.envs.utils import fast_get
 from hub.errors import HubError
 from hub.specs import Composite, TensorSpec
@@ -75,7 +75,7 @@ class TransformedEnv(EnvBase):
             )
         self.__dict__["_base_env"] = base_env
         self._owns_base = not _view
-        self._base_version = -1
+        self._tracks_ends = not _view  # a transform's view: the env it belongs to resets
         super().__init__(
             device=base_env.device,
             batch_size=base_env.batch_size,
@@ -145,108 +145,20 @@ class TransformedEnv(EnvBase):
     def _env_before(self, transform: Transform) -> TransformedEnv:
         return TransformedEnv(self._base_env, _view=True)
 
-    def _transforms_changed(self) -> None:
-        if "_transform" in self.__dict__:
-            self._refresh_specs()
-
     # ------------------------------------------------------------------ specs
-    @property
-    def _output_spec(self) -> Composite:  # type: ignore[override]
-        self._sync()
-        return self.__dict__["_out_spec"]
-
-    @_output_spec.setter
-    def _output_spec(self, value: Composite) -> None:
-        self.__dict__["_out_spec"] = value
-
-    @property
-    def _input_spec(self) -> Composite:  # type: ignore[override]
-        self._sync()
-        return self.__dict__["_in_spec"]
-
-    @_input_spec.setter
-    def _input_spec(self, value: Composite) -> None:
-        self.__dict__["_in_spec"] = value
-
-    def _sync(self) -> None:
-        """Recompute the specs if the base env's specs changed since they were computed."""
-        d = self.__dict__
-        base = d["_base_env"]
-        if not base._keys_ready:
-            base._compute_keys()
-        if base._spec_version != d["_base_version"] and "_transform" in d:
-            self._refresh_specs()
-
-    def _refresh_specs(self) -> None:
-        d = self.__dict__
-        base: EnvBase = d["_base_env"]
-        if not base._keys_ready:
-            base._compute_keys()
-        d["_base_version"] = base._spec_version  # first: spec transforms may read our specs
-        transform: Transform = d["_transform"]
-        out = base.output_spec.clone()
-        inp = base.input_spec.clone()
-        out = transform.transform_output_spec(out)
-        inp = transform.transform_input_spec(inp)
-        if not isinstance(out, Composite) or not isinstance(inp, Composite):
-            raise HubError(
-                f"{type(transform).__name__}.transform_output_spec / transform_input_spec must "
-                "return a Composite."
-            )
-        if base.is_spec_locked:
-            out.lock_()
-            inp.lock_()
-        d["_out_spec"] = out
-        d["_in_spec"] = inp
-        self._batch_size = base.batch_size
-        self._device = out.device if out.device is not None else base.device
-        self._has_inv = transform.has_inverse
-        self._check_outer_actions = self._has_inv or (
-            inp["full_action_spec"] != base.input_spec["full_action_spec"]
-        )
-        self._reset_select = list(base.reset_keys) + list(base.state_keys)
-        self._compute_keys()
-
     def _post_init(self) -> None:
-        self._refresh_specs()
+        self.__dict__["_specs"] = _TransformedSpecs(self)
+        self._specs.refresh()
 
-    def _set_full(self, name: str, spec: TensorSpec) -> None:
-        raise HubError(
-            f"the specs of a TransformedEnv come from its base env and its transforms: set "
-            f"env.base_env.{name} instead, or add a transform that changes {name}."
-        )
-
-    def _assign(self, group_name: str, key: Any, spec: TensorSpec) -> None:
-        self._set_full(group_name, spec)
+    def _transforms_changed(self) -> None:
+        specs = self.__dict__.get("_specs")
+        if isinstance(specs, _TransformedSpecs) and "_transform" in self.__dict__:
+            specs.refresh()
 
     # ------------------------------------------------------------------ step and reset
-    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        if self._closed:
-            raise self._closed_error("step")
-        self._sync()
-        if not self._keys_ready:
-            self._compute_keys()
-        if fast_get(tensordict, "_step") is not None:
-            return super().step(tensordict)
-        if self._check_outer_actions:
-            if self.batch_locked and tensordict.batch_size != self._batch_size:
-                self._check_batch(tensordict, "step")
-            self._check_actions(tensordict)
-        next_td = self._step(tensordict)
-        if self.checks:
-            _checks.check_step_output(self, next_td)
-        if fast_get(tensordict, "next") is not next_td:
-            tensordict.set("next", next_td)
-        return tensordict
-
-    step.__doc__ = EnvBase.step.__doc__
-
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         transform = self._transform
-        if self._has_inv:
-            inner = transform.inv(tensordict.copy())
-        else:
-            inner = tensordict
+        inner = transform.inv(tensordict.copy()) if transform.has_inverse else tensordict
         next_td = fast_get(self._base_env.step(inner), "next")
         return transform._step(tensordict, next_td)
 
@@ -254,7 +166,7 @@ class TransformedEnv(EnvBase):
         transform = self._transform
         inner = None
         if tensordict is not None:
-            inner = tensordict.select(*self._reset_select, strict=False)
+            inner = tensordict.select(*self._specs.reset_select, strict=False)
         inner = transform._reset_env_preprocess(inner)
         out = transform._base_reset_override(inner)
         if out is None:
@@ -271,7 +183,7 @@ class TransformedEnv(EnvBase):
     set_seed.__doc__ = EnvBase.set_seed.__doc__
 
     def _set_seed(self, seed: int | None) -> None:
-        self._base_env._set_seed(seed)
+        self._base_env.set_seed(seed)
 
     @property
     def is_closed(self) -> bool:
@@ -281,6 +193,10 @@ class TransformedEnv(EnvBase):
         self._transform.close()
         if self._owns_base:
             self._base_env.close()
+
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
+        """The base env's frames (:meth:`hub.EnvBase.render_frames`), given this env's data."""
+        return self._base_env.render_frames(tensordict)
 
     def __getattr__(self, name: str) -> Any:
         base = self.__dict__.get("_base_env")
@@ -294,3 +210,79 @@ class TransformedEnv(EnvBase):
 
 
 Transform.env_class = TransformedEnv  # what Transform.wrap (env.append_transform) builds
+
+
+class _TransformedSpecs(SpecStore):
+    """The specs of a :class:`TransformedEnv`: its base env's, through the transforms, from the
+    innermost to the outermost; computed again only when the base env's specs or the transforms
+    change. They cannot be set: they follow the base env."""
+
+    def __init__(self, env: TransformedEnv) -> None:  # noqa: D107 - no SpecStore.__init__
+        self.env = env
+        self._base_version = -1
+        self._version = 0
+        self._out: Composite | None = None
+        self._in: Composite | None = None
+        self.reset_select: list[Any] = []
+
+    def _sync(self) -> None:
+        if self.env._base_env.spec_store.version != self._base_version:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Compute the specs again from the base env and the transforms."""
+        env = self.env
+        base: EnvBase = env._base_env
+        base_store = base.spec_store
+        self._base_version = base_store.version  # first: spec transforms may read our specs
+        transform: Transform = env._transform
+        out = transform.transform_output_spec(base.output_spec.clone())
+        inp = transform.transform_input_spec(base.input_spec.clone())
+        if not isinstance(out, Composite) or not isinstance(inp, Composite):
+            raise HubError(
+                f"{type(transform).__name__}.transform_output_spec / transform_input_spec must "
+                "return a Composite."
+            )
+        if base.is_spec_locked:
+            out.lock_()
+            inp.lock_()
+        self._out, self._in = out, inp
+        self.batch_size = base.batch_size
+        self.device = out.device if out.device is not None else base.device
+        env._batch_size = base.batch_size
+        env._device = self.device
+        self.reset_select = list(base.reset_keys) + list(base.state_keys)
+        self._version += 1
+
+    @property
+    def output(self) -> Composite:  # type: ignore[override]
+        self._sync()
+        return self._out
+
+    @property
+    def input(self) -> Composite:  # type: ignore[override]
+        self._sync()
+        return self._in
+
+    @property
+    def version(self) -> int:  # type: ignore[override]
+        self._sync()
+        return self._version
+
+    def set_full(self, name: str, spec: TensorSpec) -> None:
+        raise refuse_spec_change(name)
+
+    def assign(self, name: str, key: Any, spec: TensorSpec) -> None:
+        raise refuse_spec_change(name)
+
+    def set_leaf(self, full_name: str, default_key: str, spec: TensorSpec) -> None:
+        raise refuse_spec_change(full_name)
+
+    def complete_defaults(self) -> None:
+        """Nothing to complete: the base env's specs are complete."""
+
+    def lock(self, mode: bool = True) -> None:
+        self._sync()
+        for group in (self._out, self._in):
+            group.lock_() if mode else group.unlock_()
+        self._version += 1

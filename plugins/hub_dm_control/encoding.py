@@ -1,10 +1,9 @@
-"""Encoders: dm_control values -> hub tensors, planned once per env from its specs.
+"""Encoders: dm_control values -> hub arrays, planned once per env from its specs.
 
 :func:`observation_layout` flattens a (nested) observation spec into ``(key, path, dtype,
 shape)`` rows, and :func:`make_observation_encoder` turns one observation dict into hub entries
-with one copy per entry (``np.array(value, dtype)`` then ``torch.from_numpy``): dm_env envs may
-reuse their arrays, so values are always copied, and the dtype conversion happens in that same
-copy.
+with one copy per entry (``np.array(value, dtype)``): dm_env envs may reuse their arrays, so
+values are always copied, and the dtype conversion happens in that same copy.
 
 Example:
     >>> import numpy as np, torch
@@ -12,7 +11,7 @@ Example:
     >>> spec = Composite(height=Unbounded((1,)), joints=Unbounded((2,)))
     >>> encode = make_observation_encoder(observation_layout(spec))
     >>> encode({"height": np.float64(1.5), "joints": np.zeros(2)})
-    {'height': tensor([1.5000]), 'joints': tensor([0., 0.])}
+    {'height': array([1.5], dtype=float32), 'joints': array([0., 0.], dtype=float32)}
 """
 
 from __future__ import annotations
@@ -21,10 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
-import torch
-from tensordict import TensorDict
 
-from hub.envs.utils import prebuilt_tensordict
 from hub.specs import Composite, NonTensor, numpy_dtype
 
 __all__ = [
@@ -33,10 +29,7 @@ __all__ = [
     "make_observation_encoder",
     "numpy_dtype",
     "read_path",
-    "tensordict_builder",
 ]
-
-from_numpy = torch.from_numpy
 
 
 class Leaf(NamedTuple):
@@ -80,7 +73,8 @@ def read_path(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]], dict]:
-    """A function from one dm_env observation dict to a dict of hub entries (fresh tensors).
+    """A function from one dm_env observation dict to a dict of hub entries (fresh numpy arrays,
+    keyed by leaf keys).
 
     Flat dicts (dm_control's suite) take a fast path with no per-entry path walking, and
     reshape only the entries whose shape is not the spec's shape (scalars, which get a dim).
@@ -94,7 +88,7 @@ def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]]
             out = {}
             for key, dtype, shape in rows:
                 value = array(obs[key], dtype=dtype)
-                out[key] = from_numpy(value if value.shape == shape else value.reshape(shape))
+                out[key] = value if value.shape == shape else value.reshape(shape)
             return out
 
         return encode_flat
@@ -106,31 +100,7 @@ def make_observation_encoder(layout: list[Leaf]) -> Callable[[Mapping[str, Any]]
             if leaf.dtype is None:
                 out[leaf.key] = value
             else:
-                out[leaf.key] = from_numpy(np.array(value, dtype=leaf.dtype).reshape(leaf.shape))
+                out[leaf.key] = np.array(value, dtype=leaf.dtype).reshape(leaf.shape)
         return out
 
     return encode_nested
-
-
-def tensordict_builder(layout: list[Leaf], device: Any) -> Callable[[dict], TensorDict]:
-    """``TensorDict(out, batch_size=[], device=device)``, through tensordict's unchecked
-    constructor where that is safe: the entries are fresh CPU tensors whose shapes come from the
-    specs, and none is nested.
-
-    Example:
-        >>> build = tensordict_builder([], None)
-        >>> build({"reward": torch.zeros(1)}).batch_size
-        torch.Size([])
-    """
-    batch_size = torch.Size(())
-    if device is None and all(len(leaf.path) == 1 for leaf in layout):
-
-        def build_unchecked(out: dict) -> TensorDict:
-            return prebuilt_tensordict(out, batch_size)
-
-        return build_unchecked
-
-    def build(out: dict) -> TensorDict:
-        return TensorDict(out, batch_size=batch_size, device=device)
-
-    return build

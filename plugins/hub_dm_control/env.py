@@ -31,21 +31,14 @@ import torch
 from tensordict import TensorDictBase
 
 import hub
-from hub.envs.utils import fast_set
 from hub.specs import Bounded, Composite, TensorSpec
 from hub_dm_control import compat
-from hub_dm_control.encoding import (
-    make_observation_encoder,
-    numpy_dtype,
-    observation_layout,
-    tensordict_builder,
-)
+from hub_dm_control.encoding import make_observation_encoder, numpy_dtype, observation_layout
 from hub_dm_control.rendering import make_frame_reader
 from hub_dm_control.specs import DEFAULT_DTYPE, dict_to_spec
 
 __all__ = ["DMControlWrapper", "DMControlEnv"]
 
-from_numpy = torch.from_numpy
 DISCOUNT_KEY = "discount"
 PIXELS_KEY = "pixels"
 _LAST = 2  # int(dm_env.StepType.LAST), without importing dm_env here
@@ -155,47 +148,29 @@ class DMControlWrapper(hub.EnvWrapper):
         skip = (PIXELS_KEY, DISCOUNT_KEY)
         layout = observation_layout(self.full_observation_spec, skip=skip)
         self._encode_obs = make_observation_encoder(layout)
-        self._new_td = tensordict_builder(layout, self.device)
         reward_spec = self.full_reward_spec["reward"]
         self._reward_np = numpy_dtype(reward_spec.dtype)
         self._discount_np = numpy_dtype(self.dtype or torch.float64)
         self._read_action = _action_reader(self.full_action_spec["action"])
-        # (terminated, truncated) -> (terminated, truncated, done), copied into tensors per step
-        self._flags = {
-            (te, tr): tuple(np.array((v,), dtype=bool) for v in (te, tr, te or tr))
-            for te in (False, True)
-            for tr in (False, True)
-        }
-        # the step as a closure over the plan: (output, whether the episode ended)
-        self._step_ended = self._make_stepper()
-        step_ended = self._step_ended
-        self._step = lambda tensordict: step_ended(tensordict)[0]  # shadows the method
-        cls = type(self)
-        # step_and_maybe_reset calls the closure itself when nothing overrides the generic path
-        self._lean = (
-            cls.step is hub.EnvBase.step
-            and cls._reset_finished is hub.EnvBase._reset_finished
-            and cls._make_stepper is DMControlWrapper._make_stepper
-        )
+        self._action_parts = [
+            key for key in self.env_keys.action_keys if isinstance(key, tuple)
+        ] or None
+        self._stepper = self._make_stepper()
 
-    def _make_stepper(self) -> Callable[[TensorDictBase], tuple[TensorDictBase, bool]]:
-        """Build the step as a closure: every name it needs is a local variable. It returns
-        ``_step``'s output and whether the episode ended."""
+    def _make_stepper(self) -> Callable[[Any], dict[str, Any]]:
+        """Build the step as a closure over the plan (every name it needs is a local
+        variable): the env's action in, the step's arrays out."""
         env_step = self._env.step
         encode_obs = self._encode_obs
-        read_action = self._read_action
         read_frame = self._read_frame if self.from_pixels else None
         frame_skip = self.frame_skip
         reward_np = self._reward_np
         discount_np = self._discount_np
         include_discount = self.include_discount
         pixels_only = self.pixels_only
-        flags = self._flags
-        new_td = self._new_td
         array = np.array
 
-        def _step(tensordict: TensorDictBase) -> tuple[TensorDictBase, bool]:
-            action = read_action(tensordict.get("action"))
+        def step(action: Any) -> dict[str, Any]:
             ts = env_step(action)
             reward = ts.reward
             if reward is None:
@@ -208,49 +183,31 @@ class DMControlWrapper(hub.EnvWrapper):
                     reward = reward + ts.reward
             out = {} if pixels_only else encode_obs(ts.observation)
             discount = ts.discount
-            ended = ts.step_type == _LAST
-            if ended:
-                terminated, truncated, done = flags[(discount == 0, discount != 0)]
-            else:
-                terminated, truncated, done = flags[(False, False)]
-            out["reward"] = from_numpy(array(reward, dtype=reward_np).reshape(1))
+            out["reward"] = array(reward, dtype=reward_np).reshape(1)
             if include_discount:
-                out[DISCOUNT_KEY] = from_numpy(array((discount,), dtype=discount_np))
+                out[DISCOUNT_KEY] = array((discount,), dtype=discount_np)
             if read_frame is not None:
-                out[PIXELS_KEY] = from_numpy(read_frame())
-            out["terminated"] = from_numpy(terminated.copy())
-            out["truncated"] = from_numpy(truncated.copy())
-            out["done"] = from_numpy(done.copy())
-            return new_td(out), ended
+                out[PIXELS_KEY] = read_frame()
+            ended = ts.step_type == _LAST
+            out["terminated"] = ended and discount == 0
+            out["truncated"] = ended and discount != 0
+            return out
 
-        return _step
+        return step
 
-    def step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """:meth:`hub.EnvBase.step_and_maybe_reset` without ``step``'s generic dispatch: the
-        same action checks and step, then ``step_mdp``, and a reset only when dm_control said
-        the episode ended (its ``LAST`` step), with nothing read back from the done flags. The
-        loop of ``rollout(break_when_any_done=False)`` and of collectors; anything that
-        :meth:`hub.EnvBase._plain_step_ok` rules out takes the generic path."""
-        if not self._lean or not self._plain_step_ok(tensordict):
-            return super().step_and_maybe_reset(tensordict)
-        self._check_actions(tensordict)
-        next_td, ended = self._step_ended(tensordict)  # with its three done flags
-        fast_set(tensordict, "next", next_td)
-        next_input = self.step_mdp(tensordict)
-        if ended:
-            self._reset_finished(next_input)
-        return tensordict, next_input
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, Any]:
+        parts = self._action_parts
+        action = inputs["action"] if parts is None else {k[1]: inputs[k] for k in parts}
+        return self._stepper(self._read_action(action))
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[str, Any]:
         ts = self._env.reset()
         out = {} if self.pixels_only else self._encode_obs(ts.observation)
         if self.include_discount:
-            out[DISCOUNT_KEY] = from_numpy(np.ones(1, dtype=self._discount_np))
+            out[DISCOUNT_KEY] = np.ones(1, dtype=self._discount_np)
         if self.from_pixels:
-            out[PIXELS_KEY] = from_numpy(self._read_frame())
-        return self._new_td(out)
+            out[PIXELS_KEY] = self._read_frame()
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         seed_env(self._env, seed)
@@ -329,25 +286,24 @@ def _reward_spec(env: Any, convert: dict[str, Any]) -> TensorSpec:
     return hub.convert_spec(spec, **convert)
 
 
-def _action_reader(spec: TensorSpec) -> Callable[[torch.Tensor], Any]:
-    """Tensor action -> what ``env.step`` takes (a numpy array, or a dict of them)."""
+def _action_reader(spec: TensorSpec) -> Callable[[Any], Any]:
+    """Hub action (numpy arrays, or tensors) -> what ``env.step`` takes (a numpy array, or a
+    dict of them)."""
     if isinstance(spec, Composite):
-        keys = spec.keys(include_nested=True, leaves_only=True)
 
-        def read_dict(action: TensorDictBase) -> dict:
-            return {key: action.get(key).numpy(force=True) for key in keys}
+        def read_dict(action: Any) -> dict:
+            return {key: np.asarray(value) for key, value in action.items()}
 
         return read_dict
     if isinstance(spec, hub.specs.OneHot):
-        to_index = spec.to_categorical
 
-        def read_one_hot(action: torch.Tensor) -> Any:
-            return to_index(action).numpy(force=True)
+        def read_one_hot(action: Any) -> Any:
+            return np.asarray(action).argmax(-1)
 
         return read_one_hot
 
-    def read_array(action: torch.Tensor) -> np.ndarray:
-        return action.numpy(force=True)
+    def read_array(action: Any) -> np.ndarray:
+        return np.asarray(action)
 
     return read_array
 

@@ -1,4 +1,4 @@
-"""Action writers: hub action tensors -> the arrays EnvPool's C++ side reads.
+"""Action writers: hub actions (numpy arrays or tensors) -> the arrays EnvPool's C++ side reads.
 
 EnvPool reads each action array as raw memory of its declared dtype and shape, so a writer
 always returns a C-contiguous array of exactly that dtype with one row per env sent, and refuses
@@ -28,13 +28,17 @@ from hub.specs import MultiOneHot, OneHot, TensorSpec
 
 __all__ = ["make_action_writer", "ActionWriter"]
 
-ActionWriter = Callable[[torch.Tensor], np.ndarray]
+ActionWriter = Callable[[Any], np.ndarray]
 
 
-def _numpy(value: torch.Tensor) -> np.ndarray:
-    if value.device.type != "cpu" or value.requires_grad:
-        value = value.detach().cpu()
-    return value.numpy()
+def _numpy(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu" or value.requires_grad:
+            value = value.detach().cpu()
+        return value.numpy()
+    return np.asarray(value)
 
 
 def make_action_writer(
@@ -61,17 +65,18 @@ def make_action_writer(
     start = int(getattr(space, "start", 0)) if type(space).__name__ == "Discrete" else 0
     if isinstance(spec, OneHot):
 
-        def to_index(value: torch.Tensor) -> torch.Tensor:
-            if value.dtype == torch.bool:
-                value = value.view(torch.uint8)
-            return value.argmax(-1)
+        def to_index(value: Any) -> np.ndarray:
+            return _numpy(value).argmax(-1)
 
     elif isinstance(spec, MultiOneHot):
-        to_index = spec.to_categorical
+
+        def to_index(value: Any) -> np.ndarray:
+            return _numpy(spec.to_categorical(torch.as_tensor(value)))
+
     else:
         to_index = None
 
-    def write(value: torch.Tensor) -> np.ndarray:
+    def write(value: Any) -> np.ndarray:
         if to_index is not None:
             value = to_index(value)
         array = _numpy(value)

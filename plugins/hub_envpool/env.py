@@ -28,11 +28,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 import hub
 from hub.batching import AsyncCallError
-from hub.envs.utils import fast_get, fast_set, out_arrays, prebuilt_tensordict, targets_for_out
 from hub.specs import Categorical, Composite, Unbounded
 from hub_envpool import compat, specs
 from hub_envpool.actions import make_action_writer
@@ -43,7 +42,6 @@ __all__ = ["MultiThreadedEnvWrapper", "MultiThreadedEnv"]
 
 
 _INT32 = 2**31
-_FLAG_NAMES = ("done", "terminated", "truncated")
 
 
 class MultiThreadedEnvWrapper(hub.EnvWrapper):
@@ -197,20 +195,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             device=self.device,
             frame_skip=self.frame_skip,
         )
-        self._nested = any(not isinstance(key, str) for key, _ in layout.observations)
         self._obs_keys = [key for key, _ in layout.observations]
-        # step_and_maybe_reset's one-function path stands for these methods: only while a
-        # subclass has replaced none of them
-        cls = type(self)
-        self._lean = (
-            not self._nested
-            and not self.is_async
-            and self._runner.move is None
-            and cls.step is hub.EnvBase.step
-            and cls.step_mdp is hub.EnvBase.step_mdp
-            and cls._step is MultiThreadedEnvWrapper._step
-            and cls._reset_finished is MultiThreadedEnvWrapper._reset_finished
-        )
         if env is not None:
             self._attach(env)
 
@@ -225,30 +210,17 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             )
         self._runner.attach(raw)
 
-    def _pack(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
-        if not self._nested:
-            return self._new_td(out)
-        td = TensorDict({}, batch_size=self._batch, device=self.device)
-        for key, value in out.items():
-            td.set(key, value)
-        return td
-
-    def _mask(self, tensordict: TensorDictBase | None, name: str) -> np.ndarray | None:
-        """The ``"_reset"`` / ``"_step"`` mask of ``tensordict`` as one bool per env (``None``:
-        every env)."""
-        if tensordict is None:
+    def _mask_of(self, rows: Any) -> np.ndarray | None:
+        """A row mask of the hooks as one bool per env (``None``: every env)."""
+        if rows is None:
             return None
-        flags = tensordict.get(name, None)
-        return None if flags is None else self._mask_of(flags)
-
-    def _mask_of(self, flags: torch.Tensor) -> np.ndarray | None:
-        if flags.device.type != "cpu":
-            flags = flags.cpu()
-        mask = flags.numpy().reshape(-1)
+        mask = np.asarray(rows, dtype=bool).reshape(-1)
         return None if mask.all() else mask
 
     # ------------------------------------------------------------------ the contract
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[Any, torch.Tensor]:
         if kwargs:
             raise TypeError(
                 f"EnvPool's reset takes no options (got {sorted(kwargs)}); seed with "
@@ -256,17 +228,17 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             )
         self._pool()
         runner = self._runner
+        mask = self._mask_of(rows)
         if self.is_async:
-            if self._mask(tensordict, "_reset") is not None:
+            if mask is not None:
                 raise hub.errors.HubError(
                     "in async mode reset() restarts every env; an env whose episode ended "
                     "restarts with the next step_send() to it (see docs/envpool.md, 'Async mode')."
                 )
-            return self._pack(runner.reset_async())
-        mask = self._mask(tensordict, "_reset")
+            return runner.reset_async()
         if mask is None:
-            return self._pack(runner.reset(None))
-        return self._pack(runner.reset(mask, self._inputs(tensordict)))
+            return runner.reset(None)
+        return runner.reset(mask, self._inputs(inputs) if inputs is not None else None)
 
     def _inputs(self, tensordict: TensorDictBase) -> dict[Any, np.ndarray]:
         """The observations and done flags of a partial reset's input, as arrays (the rows of
@@ -278,105 +250,20 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                 inputs[key] = value.numpy(force=True)
         return inputs
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, torch.Tensor]:
         runner = self._runner
         if runner.raw is None or self.is_async:
             self._cannot_step()
-        flags = tensordict.get("_step", None)
-        action = self._write_action(tensordict.get("action"))
-        out = runner.step(action, None if flags is None else self._mask_of(flags))
-        if self._nested:
-            return self._pack(out)
-        return self._new_td(out)
+        return runner.step(self._write_action(inputs["action"]), self._mask_of(rows))
 
-    def step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """:meth:`hub.EnvBase.step_and_maybe_reset` in one function for the common case: a step
-        of every env on the CPU in sync mode, flat observations, and nothing that
-        :meth:`hub.EnvBase._plain_step_ok` rules out (checks, auto-reset, a ``"_step"`` mask).
-        The same checks of the actions and the same data as the generic path (``step``, then
-        ``step_mdp``, then :meth:`_reset_finished`), without its dispatch: the loop of
-        collectors and of ``rollout``, where that dispatch is about a sixth of the Python work
-        of a small env's step (CartPole: 11.7 against 13.9 µs in a loop without EnvPool's
-        wait)."""
+    def _step_reset_arrays(
+        self, inputs: Any, rows: Any = None
+    ) -> tuple[dict[Any, torch.Tensor], dict[Any, torch.Tensor] | None]:
+        """Step, then reset the envs that ended, by their env ids: EnvPool's output said which
+        ended, and the runner sent their reset as soon as the step came back."""
+        out = self._step_arrays(inputs, rows)
         runner = self._runner
-        if not (self._lean and runner.raw is not None and self._plain_step_ok(tensordict)):
-            return super().step_and_maybe_reset(tensordict)
-        self._check_actions(tensordict)
-        out = runner.step(self._write_action(fast_get(tensordict, "action")), None)
-        fast_set(tensordict, "next", self._new_td(out))  # all three done flags: complete
-        next_input = self.step_mdp(tensordict)
-        reset = runner.reset_ended()  # as _reset_finished after a step of every env
-        if reset is not None:
-            next_input.update(self._new_td(reset))
-        return tensordict, next_input
-
-    def _step_into(
-        self, tensordict: TensorDictBase, out: dict[Any, torch.Tensor]
-    ) -> list[Any] | None:
-        """``_step`` written straight into ``out`` (a ``ParallelEnv`` worker's shared buffers):
-        EnvPool's arrays are copied in with numpy, without a tensor or tensordict per step.
-        For CPU envs in sync mode with flat observations whose ``out`` holds exactly the
-        step's entries; anything else goes through ``_step``."""
-        runner = self._runner
-        if runner.raw is None or self.is_async or runner.move is not None or self._nested:
-            return NotImplemented
-        targets = targets_for_out(self, "_direct", out, self._direct_targets)
-        if targets is None:
-            return NotImplemented
-        obs_targets, reward, done_out, terminated, truncated = targets  # _FLAG_NAMES' order
-        action = self._write_action(tensordict.get("action"))
-        states, done, trunc = runner.step_arrays(action, None)
-        copyto = np.copyto
-        for i, target in obs_targets:
-            copyto(target, states[i].reshape(target.shape))
-        copyto(reward, states[runner.layout.reward].reshape(reward.shape))
-        copyto(done_out, done.reshape(done_out.shape))
-        copyto(truncated, trunc.reshape(truncated.shape))
-        np.greater(done_out, truncated, out=terminated)  # done and not truncated
-        return None
-
-    def _direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[Any, ...] | None:
-        """Numpy views of ``out`` for :meth:`_step_into`: ``([(slot, array) per observation],
-        reward, done, terminated, truncated)``, or ``None`` when ``out`` is not exactly the
-        step's entries with their specs' shapes and dtypes, on the CPU."""
-        obs_slots = self._runner.obs_slots
-        spec = self.full_observation_spec
-        wanted = {key: (spec[key].shape, spec[key].dtype) for key, _ in obs_slots}
-        wanted["reward"] = (self.reward_spec.shape, self.reward_spec.dtype)
-        for name in _FLAG_NAMES:
-            flag = self.full_done_spec[name]
-            wanted[name] = (flag.shape, flag.dtype)
-        arrays = out_arrays(out, wanted)
-        if arrays is None:
-            return None
-        obs = [(i, arrays[key]) for key, i in obs_slots]
-        return (obs, arrays["reward"], *(arrays[name] for name in _FLAG_NAMES))
-
-    def _reset_finished(self, next_input: TensorDictBase) -> None:
-        """Reset the envs whose episode ended at the step just taken (``step_and_maybe_reset``
-        and ``rollout`` call this with that step's next input).
-
-        EnvPool's output said which envs ended, and the runner kept it: those env ids are reset
-        at once, without reading the done flags back from ``next_input`` and without the
-        generic partial-reset path (the same data: the step's observations, the new episodes'
-        first ones in the reset rows, and every done flag ``False``). After a partial step, or
-        with ``checks`` or ``auto_reset``, the generic path runs.
-        """
-        runner = self._runner
-        if not runner.stepped_all or self.checks or self.auto_reset:
-            super()._reset_finished(next_input)
-            return
-        out = runner.reset_ended()
-        if out is not None:
-            next_input.update(self._pack(out))
-
-    def _new_td(self, out: dict[str, torch.Tensor]) -> TensorDictBase:
-        """The tensordict of a flat ``out`` of the runner's tensors, without tensordict's checks:
-        they have the batch size and device by construction, and the checks cost more than the
-        rest of the step's Python work for small envs (CartPole)."""
-        return prebuilt_tensordict(out, self._pool_batch_size, self.device)
+        return out, runner.reset_ended() if runner.stepped_all else None
 
     def _cannot_step(self) -> None:
         if self.is_async:
@@ -397,37 +284,6 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             "builds a new pool."
         )
 
-    def render(self, env_ids: Any = None) -> np.ndarray:
-        """RGB frames ``uint8 [n, H, W, 3]`` of the envs ``env_ids`` (default: every env; one
-        frame ``[H, W, 3]`` for an unbatched env), drawn by EnvPool's renderer (EnvPool >= 1.0).
-
-        The pool must be made to render: ``hub.make_env("envpool:Pong-v5", num_envs=8,
-        render_mode="rgb_array")`` (Atari frames are then the full 210 x 160 colour screen).
-
-        Example:
-            >>> env = hub.make_env("envpool:Pong-v5", num_envs=2, render_mode="rgb_array")
-            >>> _ = env.reset()
-            >>> env.render().shape
-            (2, 210, 160, 3)
-        """
-        pool = self._pool()
-        if pool is None or not callable(getattr(pool, "render", None)):
-            raise hub.errors.HubError(
-                "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
-                "env (pip install -U envpool)."
-            )
-        ids = np.arange(self.num_workers) if env_ids is None else np.asarray(env_ids).reshape(-1)
-        try:
-            frames = pool.render(env_ids=ids.astype(np.int32))
-        except RuntimeError as err:
-            raise hub.errors.HubError(
-                f"EnvPool cannot render this pool ({err}). Make the env with "
-                'render_mode="rgb_array", e.g. hub.make_env("envpool:Pong-v5", num_envs=8, '
-                'render_mode="rgb_array") or `hub rollout ... -k render_mode=rgb_array`.'
-            ) from err
-        frames = np.asarray(frames)
-        return frames[0] if self.unbatched else frames
-
     # ------------------------------------------------------------------ async mode
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Async mode: send the actions of ``tensordict`` to the envs of its ``"env_id"`` entry.
@@ -443,7 +299,7 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             torch.Size([2])
         """
         self._async_only("step_send")
-        self._check_actions(tensordict)  # shape, dtype (or a cast) and discrete values
+        self.check_step_input(tensordict, "step_send")  # shape, dtype (or a cast), values
         action = tensordict.get("action")
         ids = tensordict.get("env_id").reshape(-1).cpu().numpy()
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_workers):
@@ -463,7 +319,10 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         transition, and its reward is 0).
         """
         self._async_only("step_fetch")
-        return self._pack(self._runner.fetch())
+        return self._packed(self._runner.fetch())
+
+    def _packed(self, out: dict[Any, torch.Tensor]) -> TensorDictBase:
+        return self.env_keys.outputs.build(out, None, "EnvPool async output")[0]
 
     def _async_only(self, what: str) -> None:
         if not self.is_async:
@@ -497,23 +356,39 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
                 f"use hub.make_env('envpool:<task>', num_envs=N, render_mode={mode!r})."
             )
 
-    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
-        """One RGB frame per env, ``[num_workers, H, W, 3]`` (EnvPool >= 1.0)."""
+    def render_frames(
+        self, tensordict: TensorDictBase | None = None, env_ids: Any = None
+    ) -> np.ndarray:
+        """RGB frames drawn by EnvPool's renderer (EnvPool >= 1.0): ``uint8 [num_workers, H, W,
+        3]`` (``[H, W, 3]`` for an unbatched env), or those of the envs ``env_ids`` only
+        (``[len(env_ids), H, W, 3]``). ``tensordict`` is not needed.
+
+        The pool must be made to render: ``hub.make_env("envpool:Pong-v5", num_envs=8,
+        render_mode="rgb_array")`` (Atari frames are then the full 210 x 160 colour screen).
+
+        Example:
+            >>> env = hub.make_env("envpool:Pong-v5", num_envs=2, render_mode="rgb_array")
+            >>> _ = env.reset()
+            >>> env.render_frames().shape, env.render_frames(env_ids=[1]).shape
+            ((2, 210, 160, 3), (1, 210, 160, 3))
+        """
         pool = self._pool()
         render = getattr(pool, "render", None)
-        if render is None:
-            raise hub.errors.HubError(
-                "this EnvPool version cannot render (EnvPool >= 1.0 renders with "
-                "render_mode='rgb_array'); record a 'pixels' observation instead."
+        if not callable(render):
+            raise hub.errors.NoFramesError(
+                "this EnvPool object cannot render: rendering needs EnvPool >= 1.0 and an open "
+                "env (pip install -U envpool); or record its image observation instead."
             )
+        ids = np.arange(self.num_workers) if env_ids is None else np.asarray(env_ids).reshape(-1)
         try:
-            frames = render(env_ids=np.arange(self.num_workers))
-        except RuntimeError as exc:
-            raise hub.errors.HubError(
-                f"EnvPool cannot render this pool ({exc}); make it with render_mode='rgb_array': "
-                "hub.make_env('envpool:<task>', num_envs=N, render_mode='rgb_array')."
-            ) from exc
-        return np.asarray(frames)
+            frames = np.asarray(render(env_ids=ids.astype(np.int32)))
+        except RuntimeError as err:
+            raise hub.errors.NoFramesError(
+                f"EnvPool cannot render this pool ({err}). Make the env with "
+                'render_mode="rgb_array", e.g. hub.make_env("envpool:Pong-v5", num_envs=8, '
+                'render_mode="rgb_array") or `hub rollout ... -k render_mode=rgb_array`.'
+            ) from err
+        return frames[0] if self.unbatched and env_ids is None else frames
 
     def __repr__(self) -> str:
         return (

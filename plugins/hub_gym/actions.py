@@ -1,15 +1,18 @@
-"""Action readers: hub action tensors -> what a gym/gymnasium env's ``step`` takes.
+"""Action readers: hub actions (numpy arrays or tensors) -> what a gym/gymnasium env's
+``step`` takes.
 
 :func:`make_action_reader` is built once per action space and spec: one-hot vectors become
 integers (plus the space's ``start``), Box actions become float arrays of the space's shape,
 ``Dict``/``Tuple`` actions become dicts/tuples of their parts.
 
 Example:
-    >>> import gymnasium as gym, hub, torch
+    >>> import gymnasium as gym, hub, numpy as np, torch
     >>> space = gym.spaces.Discrete(3)
     >>> read = make_action_reader(space, hub.convert_spec(space))
     >>> read(torch.tensor([False, False, True]))
     2
+    >>> read(np.array([False, True, False]))
+    1
 """
 
 from __future__ import annotations
@@ -27,10 +30,15 @@ __all__ = ["make_action_reader", "ActionReader"]
 ActionReader = Callable[[Any], Any]
 
 
-def _numpy(value: torch.Tensor) -> np.ndarray:
-    if value.requires_grad or value.device.type != "cpu":
-        value = value.detach().cpu()
-    return value.numpy()
+def _numpy(value: Any) -> np.ndarray:
+    """An action (a numpy array, or a tensor on any device) as a numpy array."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, torch.Tensor):
+        if value.requires_grad or value.device.type != "cpu":
+            value = value.detach().cpu()
+        return value.numpy()
+    return np.asarray(value)
 
 
 def make_action_reader(space: Any, spec: TensorSpec, batch_ndim: int = 0) -> ActionReader:
@@ -46,8 +54,8 @@ def make_action_reader(space: Any, spec: TensorSpec, batch_ndim: int = 0) -> Act
         return _discrete_reader(spec, int(getattr(space, "start", 0)), batch_ndim > 0)
     if isinstance(spec, MultiOneHot):
 
-        def read_multi_one_hot(value: torch.Tensor) -> np.ndarray:
-            return _numpy(spec.to_categorical(value))
+        def read_multi_one_hot(value: Any) -> np.ndarray:
+            return _numpy(spec.to_categorical(torch.as_tensor(value)))
 
         return read_multi_one_hot
     shape = tuple(spec.shape[:batch_ndim]) + tuple(space.shape)
@@ -68,27 +76,25 @@ def _discrete_reader(spec: TensorSpec, start: int, batched: bool) -> ActionReade
     one_hot = isinstance(spec, OneHot)
     if batched:
 
-        def read_batch(value: torch.Tensor) -> np.ndarray:
-            if one_hot:  # a bool one-hot is viewed as bytes (argmax needs numbers), not copied
-                value = value.view(torch.uint8) if value.dtype == torch.bool else value
-                index = value.argmax(-1)
-            else:
-                index = value
-            array = _numpy(index).astype(np.int64)
+        def read_batch(value: Any) -> np.ndarray:
+            array = _numpy(value)
+            if one_hot:
+                array = array.argmax(-1)
+            array = array.astype(np.int64, copy=False)
             return array + start if start else array
 
         return read_batch
     if one_hot:
 
-        def read_one_hot(value: torch.Tensor) -> int:
-            if value.dtype == torch.bool:
+        def read_one_hot(value: Any) -> int:
+            if value.dtype == np.bool_ or value.dtype == torch.bool:
                 return value.tolist().index(True) + start  # fastest for a small bool vector
             return int(value.argmax()) + start
 
         return read_one_hot
     assert isinstance(spec, Categorical)
 
-    def read_index(value: torch.Tensor) -> int:
+    def read_index(value: Any) -> int:
         return int(value) + start
 
     return read_index

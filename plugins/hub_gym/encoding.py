@@ -10,7 +10,7 @@ Example:
     >>> space = gym.spaces.Box(-1.0, 1.0, shape=(2,))
     >>> encode = make_encoder(space, hub.convert_spec(space))
     >>> encode(space.low)
-    tensor([-1., -1.])
+    array([-1., -1.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -48,23 +48,23 @@ def make_encoder(space: Any, spec: TensorSpec) -> Encoder:
 
 
 def array_encoder(spec: TensorSpec) -> Encoder:
-    """Copy a numeric array (or number) into a tensor of ``spec``'s dtype, shape and device.
+    """Copy a numeric array (or number) into an array of ``spec``'s dtype and shape (a numpy
+    array; a tensor on the spec's device when it has one).
 
     Example:
-        >>> import torch
         >>> array_encoder(Unbounded((1,)))(2.0)
-        tensor([2.])
+        array([2.], dtype=float32)
     """
     dtype = spec.dtype
     np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
-    shape = spec.shape
+    shape = tuple(spec.shape)
     device = spec.device
 
-    def encode(value: Any) -> torch.Tensor:
-        tensor = torch.from_numpy(np.array(value, dtype=np_dtype))  # np.array copies
-        if tensor.shape != shape:
-            tensor = tensor.reshape(shape)
-        return tensor if device is None else tensor.to(device)
+    def encode(value: Any) -> Any:
+        array = np.array(value, dtype=np_dtype)  # np.array copies
+        if array.shape != shape:
+            array = array.reshape(shape)
+        return array if device is None else torch.from_numpy(array).to(device)
 
     return encode
 

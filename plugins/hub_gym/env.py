@@ -22,19 +22,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 import hub
-from hub.envs.utils import fast_get, fast_set, out_arrays, prebuilt_tensordict, targets_for_out
+from hub.envs.arrays import Outputs
 from hub.envs.wrapper import BASE_KWARGS
 from hub.specs import (
-    Binary,
     Bounded,
-    Categorical,
     Composite,
-    MultiCategorical,
-    MultiOneHot,
-    OneHot,
     Unbounded,
 )
 from hub_gym.actions import make_action_reader
@@ -46,22 +41,22 @@ from hub_gym.info import InfoDictReader
 
 __all__ = ["GymWrapper", "GymEnv"]
 
-from_numpy = torch.from_numpy
-#: observation specs whose encoded entries are plain tensors
-_FIXED_TENSOR_SPECS = (
-    Bounded,
-    Unbounded,
-    Categorical,
-    OneHot,
-    MultiCategorical,
-    MultiOneHot,
-    Binary,
-)
-
-_DIRECT_NAMES = ("observation", "reward", "terminated", "truncated", "done")
-"""The entries :meth:`GymWrapper._step_into` writes, in the order of its arrays."""
-
 _CONTAINERS = ("Dict", "Tuple")
+
+
+def _flat(entries: dict[str, Any]) -> dict[Any, Any]:
+    """Encoded entries keyed by leaf keys: a nested tensordict (a ``Dict`` space inside a
+    ``Dict`` space) becomes its leaves under tuple keys."""
+    if not any(isinstance(v, TensorDictBase) for v in entries.values()):
+        return entries
+    flat: dict[Any, Any] = {}
+    for key, value in entries.items():
+        if isinstance(value, TensorDictBase):
+            for sub, leaf in value.items(include_nested=True, leaves_only=True):
+                flat[(key, *(sub if isinstance(sub, tuple) else (sub,)))] = leaf
+        else:
+            flat[key] = value
+    return flat
 
 
 class GymWrapper(hub.GymLikeEnv):
@@ -193,59 +188,37 @@ class GymWrapper(hub.GymLikeEnv):
         self._encode_obs_fn = (
             None if self.pixels_only else make_observation_encoder(self._obs_space, base_obs)
         )
-        # every entry a tensor of a fixed shape (no nested dict, no non-tensor, no ragged
-        # sequence): the step's output is built without tensordict's checks
-        self._prebuilt_output = self.device is None and all(
-            isinstance(entry, _FIXED_TENSOR_SPECS) and -1 not in entry.shape
-            for entry in base_obs.values()
-        )
         batch_ndim = len(self.batch_size)
         action_spec = self.full_action_spec["action"]
         self._action_reader = make_action_reader(self._act_space, action_spec, batch_ndim)
-        self._action_key = "action"
+        self._action_parts = (
+            [key for key in self.env_keys.action_keys if isinstance(key, tuple)]
+            if self._action_is_container
+            else None
+        )
         self._vector = None
         if is_vector_env(self._env):
             from hub_gym.vector import VectorRunner
 
             single = base_obs[0] if not self.pixels_only else None
-            self._vector = VectorRunner(self, single)
-        # step_and_maybe_reset's one-call path stands for these methods: only while a subclass
-        # has replaced none of them
-        cls = type(self)
-        self._vector_lean = (
-            self._vector is not None
-            and self._vector.lean
-            and cls.step is hub.EnvBase.step
-            and cls.reset is hub.EnvBase.reset
-            and cls.step_mdp is hub.EnvBase.step_mdp
-            and cls._step is GymWrapper._step
-            and cls._reset is GymWrapper._reset
-            and cls._reset_finished is hub.EnvBase._reset_finished
-        )
-        # the same for a single env: step_and_maybe_reset calls _single_step itself
-        self._single_lean = (
-            self._vector is None
-            and cls.step is hub.EnvBase.step
-            and cls._step is GymWrapper._step
-            and cls._single_step is GymWrapper._single_step
-            and cls._reset_finished is hub.EnvBase._reset_finished
-        )
-        # (terminated, truncated) -> numpy [[terminated], [truncated], [done]]: one copy per
-        # step, whose three rows become the three flag tensors
-        self._flags = {
-            (te, tr): np.array(((te,), (tr,), (te or tr,)), dtype=bool)
-            for te in (False, True)
-            for tr in (False, True)
-        }
+            self._vector = VectorRunner(self, self._env, single)
 
     # ------------------------------------------------------------------ readers
     def read_action(self, action: Any) -> Any:
         """The env's action for a hub action (see :mod:`hub_gym.actions`)."""
         return self._action_reader(action)
 
-    def read_obs(self, observation: Any) -> dict[str, Any]:
-        """Hub observation entries (tensors) for one observation of the env."""
-        return self._encode_obs_fn(observation) if self._encode_obs_fn is not None else {}
+    def read_obs(self, observation: Any) -> dict[Any, Any]:
+        """Hub observation entries (arrays, keyed by leaf keys) for one observation of the env
+        (of the whole batch for a vector env)."""
+        if self._encode_obs_fn is None:
+            return {}
+        return _flat(self._encode_obs_fn(observation))
+
+    @property
+    def observation_encoder(self) -> Any:
+        """The function from one observation of the env to its hub entries (:meth:`read_obs`)."""
+        return self.read_obs
 
     def _output_transform(self, step_output: tuple) -> tuple[Any, Any, Any, Any, Any, dict]:
         obs, reward, terminated, truncated, info = self._compat.step_output(step_output)
@@ -315,9 +288,9 @@ class GymWrapper(hub.GymLikeEnv):
         # applied by the next reset: its first observation is the backend's reset(seed=seed)
         self._seed_kwargs = self._compat.seed_reset_kwargs(self._env, seed)
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[Any, Any]:
         if self._vector is not None:
-            return self._vector.reset(tensordict, kwargs)
+            return self._with_infos(*self._vector.reset(rows, kwargs))
         if self._seed_kwargs:
             kwargs = {**self._seed_kwargs, **kwargs}
             self._seed_kwargs = {}
@@ -325,80 +298,37 @@ class GymWrapper(hub.GymLikeEnv):
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        return self._finish_output(out, (False, False), info)  # a first step is never done
+        return self._with_infos(out, info)
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, Any]:
+        action = self._action_reader(self._action_of(inputs))
         if self._vector is not None:
-            return self._vector.step(tensordict)
-        return self._single_step(tensordict)[0]
-
-    def _single_step(self, tensordict: TensorDictBase) -> tuple[TensorDictBase, bool]:
-        """A single env's ``_step``: its output, and whether the episode ended."""
-        action = self._action_reader(tensordict.get(self._action_key))
+            return self._with_infos(*self._vector.step(action, rows))
         obs, reward, terminated, truncated, info = self._skip_step(action)
-        out = self._encode_obs_fn(obs) if self._encode_obs_fn is not None else {}
+        out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        out["reward"] = from_numpy(np.array((reward,), dtype=np.float32))
-        ended = (bool(terminated), bool(truncated))
-        return self._finish_output(out, ended, info), ended[0] or ended[1]
+        out["reward"] = reward
+        out["terminated"] = terminated
+        out["truncated"] = truncated
+        return self._with_infos(out, info)
 
-    def _finish_output(
-        self, out: dict[str, Any], ended: tuple[bool, bool], info: Any
-    ) -> TensorDictBase:
-        """The done flags of ``ended`` (terminated, truncated) added to ``out``, then the
-        tensordict of a reset or step output, with the info readers' entries."""
-        flags = self._flags[ended].copy()
-        out["terminated"] = from_numpy(flags[0])
-        out["truncated"] = from_numpy(flags[1])
-        out["done"] = from_numpy(flags[2])
-        if self._prebuilt_output:
-            td = prebuilt_tensordict(out, self.batch_size)
-        else:
-            if self.device is not None:
-                out = self._to_device(out)
-            td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.info_dict_reader:
-            reader(info, td)
-        return td
+    def _action_of(self, inputs: Any) -> Any:
+        """The action entry of ``inputs``; the parts of a container action as a dict."""
+        parts = self._action_parts
+        if parts is None:
+            return inputs["action"]
+        return {key[1]: inputs[key] for key in parts}
 
-    def step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """:meth:`hub.EnvBase.step_and_maybe_reset` in one call for a vector env hub built
-        (gymnasium ``SyncVectorEnv``, flat ``Box`` observations, CPU, no info readers) and
-        nothing that :meth:`hub.EnvBase._plain_step_ok` rules out: the same action checks and
-        the same data as ``step``, ``step_mdp`` then ``reset`` of the ended sub-envs, which are
-        reset through the sub-envs themselves (see :mod:`hub_gym.vector`). A single env takes
-        the same checks and ``_step``, without ``step``'s generic dispatch, and looks at its
-        done flags only through the backend's own ``terminated or truncated``."""
-        vector = self._vector
-        if vector is None:
-            if not self._single_lean or not self._plain_step_ok(tensordict):
-                return super().step_and_maybe_reset(tensordict)
-            self._check_actions(tensordict)
-            next_td, ended = self._single_step(tensordict)  # with its three done flags
-            fast_set(tensordict, "next", next_td)
-            next_input = self.step_mdp(tensordict)
-            if ended:
-                self._reset_finished(next_input)
-            return tensordict, next_input
-        if (
-            not self._vector_lean
-            or vector.any_pending
-            or vector.seed_kwargs  # a seed waits for the next reset: the generic path applies it
-            or self.info_dict_reader
-            or not self._plain_step_ok(tensordict)
-        ):
-            return super().step_and_maybe_reset(tensordict)
-        self._check_actions(tensordict)
-        out, first = vector.step_and_reset(fast_get(tensordict, self._action_key))
-        batch = vector.batch_size
-        fast_set(tensordict, "next", prebuilt_tensordict(out, batch))
-        next_input = self.step_mdp(tensordict)
-        if first is not None:
-            next_input.update(prebuilt_tensordict(first, batch))
-        return tensordict, next_input
+    def _with_infos(self, out: dict[Any, Any], info: Any) -> dict[Any, Any]:
+        """``out`` with the entries the info readers take from ``info``."""
+        readers = self.info_dict_reader
+        if readers:
+            writable = Outputs(out)
+            for reader in readers:
+                reader(info, writable)
+            return writable
+        return out
 
     def _skip_step(self, action: Any) -> tuple[Any, Any, Any, Any, Any]:
         """One backend step, repeated ``frame_skip`` times (rewards summed, stopping where the
@@ -414,61 +344,6 @@ class GymWrapper(hub.GymLikeEnv):
                 obs, more, terminated, truncated, info = step_output(env_step(action))
                 reward += float(more)
         return obs, reward, terminated, truncated, info
-
-    def _step_into(
-        self, tensordict: TensorDictBase, out: dict[Any, torch.Tensor]
-    ) -> list[Any] | None:
-        """``_step`` written straight into ``out`` (a ``ParallelEnv`` worker's shared buffers):
-        no tensor or tensordict is built per step. Only for a single env with one array
-        observation, no pixels and no info readers; anything else goes through ``_step``."""
-        if self.info_dict_reader:
-            return NotImplemented
-        arrays = targets_for_out(self, "_direct_arrays", out, self._direct_targets)
-        if arrays is None:
-            return NotImplemented
-        obs_array, reward_array, term_array, trunc_array, done_array = arrays
-        action = self._action_reader(tensordict.get(self._action_key))
-        obs, reward, terminated, truncated, _ = self._skip_step(action)
-        # the same conversions as _step's (np.array(..., dtype) casts as copyto's "unsafe")
-        np.copyto(obs_array, np.asarray(obs).reshape(obs_array.shape), casting="unsafe")
-        terminated, truncated = bool(terminated), bool(truncated)
-        reward_array[0] = reward
-        term_array[0] = terminated
-        trunc_array[0] = truncated
-        done_array[0] = terminated or truncated
-        return None
-
-    def _direct_targets(self, out: dict[Any, torch.Tensor]) -> tuple[np.ndarray, ...] | None:
-        """Numpy views of ``out`` for :meth:`_step_into`, or ``None`` when it does not apply."""
-        if (
-            self._vector is not None
-            or self.from_pixels
-            or self.device not in (None, torch.device("cpu"))
-            or type(self._obs_space).__name__ != "Box"
-        ):
-            return None
-        spec = self.full_observation_spec["observation"]
-        if not isinstance(spec, (Bounded, Unbounded)) or -1 in spec.shape:
-            return None
-        flag = ((1,), torch.bool)
-        arrays = out_arrays(
-            out,
-            {
-                "observation": (spec.shape, spec.dtype),
-                "reward": ((1,), torch.float32),
-                "terminated": flag,
-                "truncated": flag,
-                "done": flag,
-            },
-        )
-        if arrays is None:
-            return None
-        return tuple(arrays[name] for name in _DIRECT_NAMES)
-
-    def _to_device(self, out: dict[str, Any]) -> dict[str, Any]:
-        if self.device is None:
-            return out
-        return {key: value.to(self.device) for key, value in out.items()}
 
 
 class GymEnv(GymWrapper):

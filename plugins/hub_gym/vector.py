@@ -14,14 +14,8 @@ no transition is fabricated. :class:`VectorRunner` gets there from each mode:
   ``SyncVectorEnv``), which cancels that hidden step.
 * ``disabled``: nothing happens until hub resets the sub-env with ``reset_mask``.
 
-A ``SyncVectorEnv`` that hub built (gymnasium >= 1.1, ``disabled`` mode) has its finished
-sub-envs reset one by one through ``env.envs[i].reset()``, with the arguments and the vector
-env's bookkeeping of ``reset(options={"reset_mask": m})`` but without its copy of every
-observation; :meth:`VectorRunner.step_and_reset` is the step of ``step_and_maybe_reset`` in one
-call for it (flat ``Box`` observations, no ``frame_skip``, CPU).
-
-Stepping a sub-env whose episode ended without resetting it raises a clear error instead of
-producing a transition across two episodes.
+The runner speaks the array-level hooks of :class:`~hub_gym.GymWrapper`: it takes the actions
+as arrays and returns dicts of the vector env's arrays, through the env's public API only.
 
 Example:
     >>> import hub
@@ -37,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub.specs import Composite
@@ -49,15 +42,24 @@ if TYPE_CHECKING:
 
 __all__ = ["VectorRunner"]
 
-_SYNC_STATE = ("envs", "_env_obs", "_terminations", "_truncations", "_autoreset_envs")
-"""What a gymnasium ``SyncVectorEnv`` keeps per sub-env and its masked reset updates."""
+
+def _copy(value: Any) -> Any:
+    return value.clone() if isinstance(value, torch.Tensor) else np.array(value, copy=True)
+
+
+def _set_rows(target: Any, mask: np.ndarray, source: Any) -> None:
+    """``target[mask] = source[mask]`` for numpy arrays and tensors alike."""
+    if isinstance(target, torch.Tensor):
+        index = torch.from_numpy(mask)
+        target[index] = torch.as_tensor(source)[index]
+    else:
+        target[mask] = np.asarray(source)[mask]
 
 
 class VectorRunner:
     """Resets and steps one gym/gymnasium vector env for a :class:`~hub_gym.GymWrapper`."""
 
-    def __init__(self, wrapper: GymWrapper, single_spec: Composite | None) -> None:
-        env = wrapper._env
+    def __init__(self, wrapper: GymWrapper, env: Any, single_spec: Composite | None) -> None:
         compat = wrapper.compat
         self.env = env
         self.compat = compat
@@ -74,38 +76,14 @@ class VectorRunner:
             )
         self.wrapper = wrapper
         self.n = int(env.num_envs)
-        self.batch_size = wrapper.batch_size
-        self.device = wrapper.device
-        self.encode = wrapper._encode_obs_fn
+        self.encode = wrapper.observation_encoder
         self.encode_row = make_observation_encoder(env.single_observation_space, single_spec)
-        self.read_action = wrapper._action_reader
         self.step_output = compat.vector_step_output
         self.pending = np.zeros(self.n, dtype=bool)
         self.any_pending = False
         self.cache: dict[str, Any] | None = None  # same_step: first observations of new episodes
         self.cache_valid = np.zeros(self.n, dtype=bool)
         self.last: dict[str, Any] | None = None
-        # a hub-built gymnasium SyncVectorEnv: reset rows through the sub-envs themselves
-        self.direct = (
-            compat.backend == "gymnasium"
-            and self.mode == DISABLED
-            and type(env).__name__ == "SyncVectorEnv"
-            and type(env).__module__.startswith("gymnasium.vector")
-            and all(hasattr(env, name) for name in _SYNC_STATE)
-        )
-        self.lean = (
-            self.direct
-            and type(env.single_observation_space).__name__ == "Box"
-            and getattr(env, "copy", False) is True
-            and wrapper.frame_skip == 1
-            and self.device is None
-            and single_spec is not None
-            and list(single_spec.keys()) == ["observation"]
-        )
-        if self.lean:
-            dtype = single_spec["observation"].dtype
-            self.obs_dtype = torch.empty(0, dtype=dtype).numpy().dtype
-            self.obs_shape = (self.n, *single_spec["observation"].shape)
         self.seed_kwargs: dict[str, Any] = {}  # the next reset's seed (see seed())
 
     # ------------------------------------------------------------------ seeding and resets
@@ -119,50 +97,28 @@ class VectorRunner:
         self.cache_valid[mask] = False
         self.any_pending = bool(self.pending.any())
 
-    def reset(self, tensordict: TensorDictBase | None, kwargs: dict[str, Any]) -> TensorDictBase:
-        """Reset the sub-envs marked by ``tensordict["_reset"]`` (all without it)."""
-        mask = None
-        if tensordict is not None:
-            flags = tensordict.get("_reset", None)
-            if flags is not None:
-                mask = flags.reshape(self.n).cpu().numpy()
+    def reset(self, rows: np.ndarray | None, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """Reset the sub-envs of ``rows`` (all when ``None``); ``(observations, info)``."""
         info: Any = {}
-        if self.seed_kwargs:  # a seed applies to a reset of every sub-env
-            kwargs = {**self.seed_kwargs, **kwargs}
+        if self.seed_kwargs or kwargs.get("seed") is not None:
+            kwargs = {**self.seed_kwargs, **kwargs}  # a seed applies to every sub-env
             self.seed_kwargs = {}
-            mask = None
-        if mask is None or mask.all() or self.last is None:
+            rows = None
+        if rows is None or rows.all() or self.last is None:
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
             self._clear(np.ones(self.n, dtype=bool))
         else:
-            out = self._partial_reset(mask)
+            out = self._partial_reset(rows)
         self.last = dict(out)
-        not_done = torch.zeros((self.n, 1), dtype=torch.bool)
-        out["terminated"], out["truncated"], out["done"] = (
-            not_done,
-            not_done.clone(),
-            not_done.clone(),
-        )
-        return self._output(out, info)
-
-    def _output(self, out: dict[str, Any], info: Any) -> TensorDictBase:
-        """The tensordict of a reset or step output, on the env's device, with the info
-        readers' entries."""
-        if self.device is not None:
-            out = {key: value.to(self.device) for key, value in out.items()}
-        td = TensorDict(out, batch_size=self.batch_size, device=self.device)
-        for reader in self.wrapper.info_dict_reader:
-            reader(info, td)
-        return td
+        return out, info
 
     def _partial_reset(self, mask: np.ndarray) -> dict[str, Any]:
-        out = {key: value.clone() for key, value in self.last.items()}
+        out = {key: _copy(value) for key, value in self.last.items()}
         cached = mask & self.pending & self.cache_valid
         if cached.any():
-            rows = torch.from_numpy(cached)
             for key, value in out.items():
-                value[rows] = self.cache[key][rows]
+                _set_rows(value, cached, self.cache[key])
         fresh = mask & ~cached
         if fresh.any():
             self._reset_rows(fresh, out)
@@ -178,109 +134,34 @@ class VectorRunner:
                 "sub-envs at once (it restarts finished ones by itself, which hub handles). "
                 "Reset them all (env.reset() without '_reset'), or wrap a SyncVectorEnv."
             )
-        if self.direct:
-            for index, obs in self._reset_direct(mask):
-                row = self.encode_row(obs)
-                for key, value in out.items():
-                    value[index] = row[key]
-            return
         result = self.compat.partial_reset(self.env, mask)
         if result.batch is not None:
             fresh = self.encode(result.batch)
-            rows = torch.from_numpy(mask)
             for key, value in out.items():
-                value[rows] = fresh[key][rows]
+                _set_rows(value, mask, fresh[key])
             return
         for index, obs in result.rows.items():
             row = self.encode_row(obs)
             for key, value in out.items():
-                value[index] = row[key]
-
-    def _reset_direct(self, mask: np.ndarray) -> list[tuple[int, Any]]:
-        """``env.reset(options={"reset_mask": mask})`` of a gymnasium ``SyncVectorEnv``
-        without its concatenated copy of every observation: the same sub-env calls
-        (``reset(seed=None, options={})``) and the same bookkeeping. Returns ``[(row, obs)]``."""
-        env = self.env
-        env._terminations[mask] = False
-        env._truncations[mask] = False
-        env._autoreset_envs[mask] = False
-        envs, env_obs = env.envs, env._env_obs
-        rows = []
-        for index in np.flatnonzero(mask).tolist():
-            obs, _ = envs[index].reset(seed=None, options={})
-            env_obs[index] = obs
-            rows.append((index, obs))
-        return rows
+                value[index] = (
+                    row[key] if not isinstance(value, torch.Tensor) else torch.as_tensor(row[key])
+                )
 
     # ------------------------------------------------------------------ steps
-    def step_and_reset(
-        self, action: Any
-    ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None]:
-        """For ``lean`` runners with no pending sub-env: step every sub-env with the hub
-        ``action``, then reset those whose episode ended. Returns ``(next, first)``: the step's
-        entries (true last observations where an episode ended) and, when some sub-env was
-        reset, the next input's observation and done flags (``None`` otherwise): the data of
-        :meth:`step` then :meth:`reset` with ``"_reset"`` set to the done flags."""
-        obs, reward, terminated, truncated, _ = self.step_output(
-            self.env.step(self.read_action(action))
-        )
-        n = self.n
-        # the env returns new arrays each step (copy=True): no copy needed to own them
-        observation = np.asarray(obs, dtype=self.obs_dtype)
-        if observation.shape != self.obs_shape:
-            observation = observation.reshape(self.obs_shape)
-        terminated = np.asarray(terminated, dtype=bool).reshape(n, 1)
-        truncated = np.asarray(truncated, dtype=bool).reshape(n, 1)
-        done = terminated | truncated
-        obs_t = torch.from_numpy(observation)
-        out = {
-            "observation": obs_t,
-            "reward": torch.from_numpy(np.array(reward, dtype=np.float32).reshape(n, 1)),
-            "terminated": torch.from_numpy(terminated),
-            "truncated": torch.from_numpy(truncated),
-            "done": torch.from_numpy(done),
-        }
-        mask = done.reshape(n)
-        if not mask.any():
-            self.last = {"observation": obs_t}
-            return out, None
-        first = observation.copy()
-        for index, row in self._reset_direct(mask):
-            first[index] = row
-        first_t = torch.from_numpy(first)
-        self.last = {"observation": first_t}
-        zeros = np.zeros((n, 1), dtype=bool)
-        return out, {
-            "observation": first_t,
-            "terminated": torch.from_numpy(zeros),
-            "truncated": torch.from_numpy(zeros.copy()),
-            "done": torch.from_numpy(zeros.copy()),
-        }
-
-    def _check_pending(self, tensordict: TensorDictBase) -> None:
-        step_mask = tensordict.get("_step", None)
-        stepped = self.pending.copy()
-        if step_mask is not None:
-            stepped &= step_mask.reshape(self.n).cpu().numpy()
-        if stepped.any():
-            raise hub.errors.HubError(
-                f"sub-envs {np.flatnonzero(stepped).tolist()} ended their episode and were not "
-                "reset: stepping them would make a transition across two episodes. Reset them "
-                "first: use env.step_and_maybe_reset(td) or env.rollout(...), or call "
-                "env.reset(td) with td['_reset'] set to the 'done' flags."
-            )
-        # the finished sub-envs are skipped ("_step" is False): restart them, hidden, so that
-        # the vector env can step; they stay pending and are reset again when hub asks
-        skipped = self.pending
-        if self.mode == DISABLED:
+    def _skip_pending(self, rows: np.ndarray | None) -> None:
+        """Finished sub-envs that are not stepped (``rows`` is ``False`` there): restart them,
+        hidden, so that the vector env can step; they stay pending and are reset again when hub
+        asks."""
+        skipped = self.pending if rows is None else self.pending & ~rows
+        if skipped.any() and self.mode == DISABLED:
             self.compat.partial_reset(self.env, skipped.copy())
         self.cache_valid[skipped] = False
 
-    def step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        """Step every sub-env; the data of finished episodes ends with their true last step."""
+    def step(self, action: Any, rows: np.ndarray | None) -> tuple[dict[str, Any], Any]:
+        """Step every sub-env; the data of finished episodes ends with their true last step.
+        Returns ``(output arrays, info)``."""
         if self.any_pending:
-            self._check_pending(tensordict)
-        action = self.read_action(tensordict.get("action"))
+            self._skip_pending(rows)
         env_step = self.env.step
         obs, reward, terminated, truncated, info = self.step_output(env_step(action))
         done = np.logical_or(terminated, truncated)
@@ -299,17 +180,15 @@ class VectorRunner:
         if any_done:
             self._episode_ends(done, out, info)
         self.last = dict(out)
-        n = self.n
-        out["reward"] = torch.from_numpy(np.array(reward, dtype=np.float32).reshape(n, 1))
-        out["terminated"] = torch.from_numpy(np.array(terminated, dtype=bool).reshape(n, 1))
-        out["truncated"] = torch.from_numpy(np.array(truncated, dtype=bool).reshape(n, 1))
-        out["done"] = torch.from_numpy(done.reshape(n, 1).copy())
-        return self._output(out, info)
+        out["reward"] = np.asarray(reward)
+        out["terminated"] = np.asarray(terminated, dtype=bool)
+        out["truncated"] = np.asarray(truncated, dtype=bool)
+        return out, info
 
     def _episode_ends(self, done: np.ndarray, out: dict[str, Any], info: Any) -> None:
         """Record finished sub-envs; in same-step mode, swap in their true last observations."""
         if self.mode == SAME_STEP:
-            self.cache = {key: value.clone() for key, value in out.items()}
+            self.cache = {key: _copy(value) for key, value in out.items()}
             finals = self.compat.final_observations(info)
             for index in np.flatnonzero(done):
                 if int(index) not in finals:
@@ -323,7 +202,9 @@ class VectorRunner:
                     )
                 row = self.encode_row(finals[int(index)])
                 for key, value in out.items():
-                    value[int(index)] = row[key]
+                    value[int(index)] = (
+                        torch.as_tensor(row[key]) if isinstance(value, torch.Tensor) else row[key]
+                    )
             self.cache_valid |= done
         self.pending |= done
         self.any_pending = True

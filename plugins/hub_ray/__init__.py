@@ -11,25 +11,12 @@ Example:
     <class 'hub_ray.env.RayEnv'>
 """
 
-from __future__ import annotations
+import typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from hub.lazy import lazy_exports
 
-__all__ = ["RayEnv", "ActorRestartWarning"]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, __file__)
 
-_HOMES = {"RayEnv": "hub_ray.env", "ActorRestartWarning": "hub_ray.faults"}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'hub_ray' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-if TYPE_CHECKING:  # pragma: no cover
+if typing.TYPE_CHECKING:  # the public names (read by type checkers and by lazy_exports)
     from hub_ray.env import RayEnv
     from hub_ray.faults import ActorRestartWarning

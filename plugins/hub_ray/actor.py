@@ -1,16 +1,18 @@
 """The Ray actor: one hub env of batch size ``[k]``, stepped with numpy arrays.
 
 The actor builds its env itself (``build()`` runs in the actor's process, on its node), so that
-only a small picklable factory crosses the network, never an env. Each call takes and returns
-dicts of numpy arrays (see :mod:`hub_ray.arrays`), which Ray moves through its object store.
+only a small picklable factory crosses the network, never an env. Each call steps or resets the
+env through its array-level entry points (``step_arrays``, ``step_reset_arrays``,
+``reset_arrays``) and takes and returns dicts of numpy arrays, which Ray moves through its
+object store.
 
 Example:
-    >>> import functools, hub
+    >>> import functools, hub, numpy as np
     >>> from hub.envs.builtin import CountingEnv
     >>> actor = EnvActor(functools.partial(hub.SerialEnv, 2, CountingEnv))
     >>> actor.reset(None, {})["observation"].ravel().tolist()
     [0, 0]
-    >>> actor.step({"action": actor.env.rand_action()["action"].numpy()})["observation"].ravel()
+    >>> actor.step({"action": np.ones((2, 1), np.int64)}, None)["observation"].ravel()
     array([1, 1])
 """
 
@@ -21,10 +23,11 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 import hub
-from hub_ray.arrays import Arrays, arrays_tensordict, tensordict_arrays
+from hub_ray.arrays import Arrays
 
 __all__ = ["EnvActor", "METHOD"]
 
@@ -68,28 +71,20 @@ class EnvActor:
         return True
 
     # ------------------------------------------------------------ the env contract
-    def set_seed(self, seed: int | None, static_seed: bool) -> int | None:
-        return self.env.set_seed(seed, static_seed=static_seed)
+    def set_seed(self, seed: int | None) -> int | None:
+        return self.env.set_seed(seed)
 
-    def reset(self, arrays: Arrays | None, kwargs: dict[str, Any]) -> Arrays:
-        td = None if arrays is None else arrays_tensordict(arrays, self._batch)
-        return tensordict_arrays(self.env.reset(td, **kwargs))
+    def reset(self, rows: Any, kwargs: dict[str, Any]) -> Arrays:
+        return _numpy(self.env.reset_arrays(rows, **kwargs))
 
-    def step(self, arrays: Arrays) -> Arrays:
-        td = arrays_tensordict(arrays, self._batch)
-        return tensordict_arrays(self.env.step(td).get("next"))
+    def step(self, arrays: Arrays, rows: Any) -> Arrays:
+        return _numpy(self.env.step_arrays(arrays, rows))
 
-    def step_and_maybe_reset(self, arrays: Arrays) -> tuple[Arrays, Arrays | None]:
-        """The step's ``"next"`` data, and the next input when a sub-env was reset (else
-        ``None``: the next input is ``"next"`` without the rewards)."""
-        env = self.env
-        td = arrays_tensordict(arrays, self._batch)
-        data, next_input = env.step_and_maybe_reset(td)
-        next_arrays = tensordict_arrays(data.get("next"))
-        done = [next_arrays[key] for key in env.done_keys if _last(key) == "done"]
-        if not any(flag.any() for flag in done):
-            return next_arrays, None
-        return next_arrays, tensordict_arrays(next_input)
+    def step_reset(self, arrays: Arrays, rows: Any) -> tuple[Arrays, Arrays | None]:
+        """The step's arrays, and the reset's when some sub-env's episode ended (else
+        ``None``)."""
+        out, first = self.env.step_reset_arrays(arrays, rows)
+        return _numpy(out), None if first is None else _numpy(first)
 
     # ------------------------------------------------------------ attributes
     def get_attr(self, name: str) -> list[Any]:
@@ -115,5 +110,11 @@ class EnvActor:
         self.env.close()
 
 
-def _last(key: Any) -> str:
-    return key[-1] if isinstance(key, tuple) else key
+def _numpy(arrays: Any) -> Arrays:
+    """A hook's output as numpy arrays (what Ray moves without pickling their data)."""
+    out: Arrays = {}
+    for key, value in arrays.items():
+        if isinstance(value, torch.Tensor):
+            value = value.detach().cpu().numpy()
+        out[key] = np.asarray(value)
+    return out

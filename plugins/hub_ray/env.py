@@ -25,30 +25,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDict, TensorDictBase
 
 import hub
-from hub.batching import AsyncCallError
-from hub.envs import next_seed
-from hub.envs.utils import fast_set
-from hub.errors import (
-    ClosedEnvError,
-    HubError,
-    SpecMismatchError,
-    WorkerError,
-    WorkerTimeoutError,
-)
+from hub.batching import AsyncCallError, LastData, truncate_rows
+from hub.envs import derived_seed
+from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
+from hub.specs import numpy_dtype
 from hub_ray.actor import METHOD, EnvActor
-from hub_ray.arrays import Arrays, as_tensor, join_rows, split_rows, tensordict_arrays
+from hub_ray.arrays import Arrays, join_rows, split_rows
 from hub_ray.connect import connect
-from hub_ray.faults import (
-    ActorPlace,
-    ActorRestartWarning,
-    died_error,
-    raised_error,
-    truncate_rows,
-)
+from hub_ray.faults import ActorPlace, ActorRestartWarning, died_error, raised_error
 from hub_ray.specs import join_specs
 
 __all__ = ["RayEnv"]
@@ -66,11 +55,13 @@ _SPECS = (
 class _Call:
     """A step or reset sent to the actors, waiting for their answers."""
 
-    kind: str  # "step", "fused" (step_and_maybe_reset) or "reset"
+    kind: str  # "step", "fused" (step and reset what ended) or "reset"
     refs: list[Any]  # one Ray object ref per actor, None for an actor not called
-    tensordict: TensorDictBase | None
+    rows: np.ndarray | None = None  # the envs it reaches (None: all)
     kwargs: dict[str, Any] = field(default_factory=dict)
     answers: list[Any] | None = None
+    tensordict: TensorDictBase | None = None  # step_send's / reset_send's input
+    inputs: Arrays | None = None  # the step's input arrays (a step that timed out)
 
 
 class _Restarted:
@@ -117,8 +108,6 @@ class RayEnv(hub.EnvBase):
     ``reset_fetch(timeout=None)`` split a step or a reset in two, as with ``ParallelEnv``.
     """
 
-    masks_partial_resets = False  # EnvBase.reset keeps the rows that were not reset
-
     def __init__(
         self,
         create_env_fn: Callable[[], Any],
@@ -154,7 +143,8 @@ class RayEnv(hub.EnvBase):
         self._ranges = _ranges(sizes)
         self._job: _Call | None = None
         self._fetched: _Call | None = None
-        self._seeds: list[int | None] = [None] * len(sizes)
+        self._seed: int | None = None
+        self._last = LastData()
         self.restarts = [0] * len(sizes)
         self._remote = ray.remote(EnvActor)
         descriptions = self._start_all()
@@ -166,7 +156,6 @@ class RayEnv(hub.EnvBase):
         )
         for name in _SPECS:
             setattr(self, name, join_specs([d[name] for d in descriptions], name))
-        self.batch_locked = True
 
     # ---------------------------------------------------------------- actors
     @property
@@ -272,27 +261,26 @@ class RayEnv(hub.EnvBase):
                 f"timed out); call {kind}_fetch() first."
             )
 
-    def _input_arrays(self, tensordict: TensorDictBase) -> list[Arrays]:
-        keys = self._input_keys()
-        if tensordict.get("_step", None) is not None:
-            keys = [*keys, "_step"]
-        return split_rows(tensordict_arrays(tensordict, keys), self._ranges)
+    def _rows_of(self, rows: Any) -> np.ndarray | None:
+        if rows is None:
+            return None
+        mask = np.asarray(rows, dtype=bool).reshape(self.batch_size[0], -1).any(-1)
+        return None if mask.all() else mask
 
-    def _input_keys(self) -> list[Any]:
-        keys = getattr(self, "_cached_input_keys", None)
-        if keys is None:
-            keys = self._cached_input_keys = list(self.action_keys) + list(self.state_keys)
-        return keys
-
-    def _send_step(self, tensordict: TensorDictBase, fused: bool) -> _Call:
-        parts = self._input_arrays(tensordict)
-        active = _active_actors(tensordict.get("_step", None), self._ranges)
-        method = "step_and_maybe_reset" if fused else "step"
-        refs = [
-            getattr(actor, method).remote(part) if on else None
-            for actor, part, on in zip(self._actors, parts, active)
-        ]
-        return _Call("fused" if fused else "step", refs, tensordict)
+    def _send_step(self, inputs: Arrays, rows: Any, fused: bool) -> _Call:
+        if self.is_closed:
+            raise _closed_error("step")
+        active = self._rows_of(rows)
+        parts = split_rows(inputs, self._ranges)
+        method = "step_reset" if fused else "step"
+        refs = []
+        for actor, part, (start, stop) in zip(self._actors, parts, self._ranges):
+            if active is not None and not active[start:stop].any():
+                refs.append(None)
+                continue
+            sub = None if active is None else active[start:stop]
+            refs.append(getattr(actor, method).remote(part, sub))
+        return _Call("fused" if fused else "step", refs, active, inputs=inputs)
 
     def _collect(self, job: _Call, timeout: float | None) -> list[Any]:
         """The answers of ``job`` (``None`` for actors not called; :class:`_Restarted` for
@@ -347,10 +335,9 @@ class RayEnv(hub.EnvBase):
         description = self._get_all_one(index, self._actors[index].describe.remote(), what)
         self._check_batch_rows(index, description)
         self.places[index] = self._place(index, description)
-        seed = self._seeds[index]
-        if seed is not None:
-            seed = next_seed(seed + (self.restarts[index] << 40))
-            self._get_all_one(index, self._actors[index].set_seed.remote(seed, False), what)
+        if self._seed is not None:
+            seed = derived_seed(self._seed + self._ranges[index][0], self.restarts[index])
+            self._get_all_one(index, self._actors[index].set_seed.remote(seed), what)
         reset = self._get_all_one(index, self._actors[index].reset.remote(None, {}), what)
         warnings.warn(
             f"{old} died ({str(error).splitlines()[0] if str(error) else type(error).__name__}) "
@@ -380,104 +367,102 @@ class RayEnv(hub.EnvBase):
         except RayActorError as error:
             raise died_error(self.places[index], error, what) from None
 
-    # ---------------------------------------------------------------- step
-    def _zero_parts(self) -> list[Arrays]:
-        zeros = self.full_observation_spec.zero()
-        zeros.update(self.full_reward_spec.zero())
-        zeros.update(self.full_done_spec.zero())
-        return split_rows(tensordict_arrays(zeros), self._ranges)
-
-    def _join_step(self, job: _Call, answers: list[Any]) -> TensorDictBase:
-        """One ``"next"`` tensordict from the actors' answers (zeros for actors not stepped,
-        truncated rows for actors created again)."""
-        fused = job.kind == "fused"
-        nexts = [a[0] if fused and isinstance(a, tuple) else a for a in answers]
-        zeros = None
-        parts = []
-        for i, part in enumerate(nexts):
-            if part is None or isinstance(part, _Restarted):
-                zeros = zeros if zeros is not None else self._zero_parts()
-                part = zeros[i]
-            parts.append(part)
-        out = join_rows(parts, self.batch_size)
-        for i, answer in enumerate(answers):
-            if isinstance(answer, _Restarted):
-                start, stop = self._ranges[i]
-                truncate_rows(out, job.tensordict, start, stop, self.done_keys, self.reward_keys)
-        return self._on_device(out)
-
-    def _on_device(self, data: TensorDictBase) -> TensorDictBase:
-        device = self.device
-        if device is not None and device != torch.device("cpu"):
-            return data.to(device)
-        return data
-
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    # ---------------------------------------------------------------- the hooks
+    def _take_step(self, inputs: Arrays, rows: Any, fused: bool) -> _Call:
         job, self._fetched = self._fetched, None
         if job is None:
             self._ready("step")
-            job = self._send_step(tensordict, fused=False)
-        return self._join_step(job, self._collect(job, self.timeout))
+            job = self._send_step(inputs, rows, fused)
+        return job
 
-    def step_and_maybe_reset(
-        self, tensordict: TensorDictBase
-    ) -> tuple[TensorDictBase, TensorDictBase]:
-        """Step, then reset the envs whose episode ended, inside the actors (one Ray call per
-        actor and step). Same results as :meth:`hub.EnvBase.step_and_maybe_reset`."""
-        fetched = self._fetched
-        if fetched is None and not self._lean_ok(tensordict):
-            return super().step_and_maybe_reset(tensordict)
-        if fetched is None:
-            self._check_actions(tensordict)
-            job = self._send_step(tensordict, fused=True)
-        else:
-            self._fetched = None
-            job = fetched
+    def _step_arrays(self, inputs: Arrays, rows: Any = None) -> Arrays:
+        return self._step_result(self._take_step(inputs, rows, False))[0]
+
+    def _step_reset_arrays(self, inputs: Arrays, rows: Any = None) -> tuple[Arrays, Any]:
+        return self._step_result(self._take_step(inputs, rows, True))
+
+    def _step_result(self, job: _Call) -> tuple[Arrays, Arrays | None]:
+        """The actors' answers as one step output (zeros for actors not stepped, truncated
+        rows for actors created again) and one reset output (``None``: nothing was reset)."""
         answers = self._collect(job, self.timeout)
-        fast_set(tensordict, "next", self._join_step(job, answers))
-        next_input = self.step_mdp(tensordict)
-        self._merge_resets(next_input, answers)
-        return tensordict, next_input
-
-    def _lean_ok(self, tensordict: TensorDictBase) -> bool:
-        return (
-            self._job is None
-            and self._plain_step_ok(tensordict)
-            and type(self).step is RayEnv.step
-            and type(self)._step is RayEnv._step
-            and type(self).step_mdp is RayEnv.step_mdp
-        )
-
-    def _merge_resets(self, next_input: TensorDictBase, answers: list[Any]) -> None:
-        """Write the rows of the actors that reset inside the step into ``next_input``."""
-        resets = []
+        fused = job.kind == "fused"
+        sizes = self.envs_per_actor
+        steps, firsts, restarted = [], [], []
         for i, answer in enumerate(answers):
             if isinstance(answer, _Restarted):
-                resets.append((i, answer.reset))
-            elif isinstance(answer, tuple) and answer[1] is not None:
-                resets.append((i, answer[1]))
-        if not resets:
-            return
-        replaced: dict[Any, torch.Tensor] = {}
-        for i, arrays in resets:
-            start, stop = self._ranges[i]
-            for key, array in arrays.items():
-                value = replaced.get(key)
-                if value is None:
-                    old = next_input.get(key, None)
-                    if not isinstance(old, torch.Tensor):
-                        continue
-                    value = replaced[key] = old.clone()  # never write into the step's data
-                value[start:stop] = as_tensor(array).to(value.device)
-        for key, value in replaced.items():
-            next_input.set(key, value)
+                steps.append(None)
+                firsts.append(answer.reset)
+                restarted.append(i)
+            elif answer is None:
+                steps.append(None)
+                firsts.append(None)
+            else:
+                steps.append(answer[0] if fused else answer)
+                firsts.append(answer[1] if fused else None)
+        if all(part is None for part in steps):  # every actor stepped was created again
+            steps[0] = self._zero_arrays(0)
+        out = join_rows(steps, sizes)
+        if restarted:
+            rows = np.zeros(self.batch_size[0], dtype=bool)
+            for i in restarted:
+                start, stop = self._ranges[i]
+                rows[start:stop] = True
+            truncate_rows(out, self._last.data, rows, self.env_keys.reward_keys)
+        first = None
+        if any(part is not None for part in firsts) and (fused or restarted):
+            first = join_rows(firsts, sizes)
+        self._last.remember(out, job.rows)
+        return out, first if fused else None
 
+    def _zero_arrays(self, index: int) -> Arrays:
+        k = self.envs_per_actor[index]
+        zeros = {}
+        for name in ("full_observation_spec", "full_reward_spec", "full_done_spec"):
+            spec = getattr(self, name)
+            for key in spec.keys(include_nested=True, leaves_only=True):
+                leaf = spec[key]
+                zeros[key] = np.zeros((k, *leaf.shape[1:]), dtype=numpy_dtype(leaf.dtype))
+        return zeros
+
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> Arrays:
+        job, self._fetched = self._fetched, None
+        if job is None:
+            self._ready("reset")
+            job = self._send_reset(self._rows_of(rows), kwargs)
+        answers = self._collect(job, self.timeout)
+        parts = [a.reset if isinstance(a, _Restarted) else a for a in answers]
+        out = join_rows(parts, self.envs_per_actor)
+        self._last.remember(out, job.rows)
+        return out
+
+    def _send_reset(self, rows: np.ndarray | None, kwargs: dict[str, Any]) -> _Call:
+        if self.is_closed:
+            raise _closed_error("reset")
+        seed = kwargs.get("seed")
+        refs = []
+        for actor, (start, stop) in zip(self._actors, self._ranges):
+            if rows is not None and not rows[start:stop].any():
+                refs.append(None)
+                continue
+            sub = None if rows is None else rows[start:stop]
+            options = kwargs if seed is None else {**kwargs, "seed": seed + start}
+            refs.append(actor.reset.remote(sub, options))
+        return _Call("reset", refs, rows, kwargs)
+
+    # ---------------------------------------------------------------- async use
     def step_send(self, tensordict: TensorDictBase) -> None:
         """Start a step; :meth:`step_fetch` returns its result (as ``ParallelEnv.step_send``)."""
         self._ready("step_send")
-        _check_batch(self, tensordict, "step_send")
-        self._check_actions(tensordict)
-        self._job = self._send_step(tensordict, fused=False)
+        self.check_step_input(tensordict, "step_send")
+        keys = self.env_keys
+        inputs = {
+            k: v.numpy(force=True) for k, v in tensordict.items(True, True) if k in keys.input_keys
+        }
+        step_mask = tensordict.get("_step", None)
+        rows = None if step_mask is None else step_mask.numpy(force=True)
+        job = self._send_step(inputs, rows, fused=False)
+        job.tensordict = tensordict
+        self._job = job
 
     def step_fetch(self, timeout: float | None = None) -> Any:
         """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and
@@ -485,10 +470,14 @@ class RayEnv(hub.EnvBase):
         stays pending: fetch again to get it. (After a ``step_and_maybe_reset`` that timed out,
         it returns what that call would have: ``(data, next_input)``.)"""
         job = self._take("step", timeout)
+        self._job = None
         self._fetched = job
+        td = job.tensordict
+        if td is None:  # a synchronous call that timed out: its input, from its arrays
+            td = TensorDict({k: torch.as_tensor(v) for k, v in job.inputs.items()}, self.batch_size)
         if job.kind == "fused":  # a step_and_maybe_reset that timed out: finish it
-            return self.step_and_maybe_reset(job.tensordict)
-        return hub.EnvBase.step(self, job.tensordict)
+            return self.step_and_maybe_reset(td)
+        return self.step(td)
 
     def _take(self, kind: str, timeout: float | None) -> _Call:
         if self.is_closed:
@@ -506,68 +495,52 @@ class RayEnv(hub.EnvBase):
         self._collect(job, timeout)
         return job
 
-    # ---------------------------------------------------------------- reset
-    def _send_reset(self, tensordict: TensorDictBase | None, kwargs: dict[str, Any]) -> _Call:
-        need = _reset_actors(tensordict, self.reset_keys, self._ranges)
-        if tensordict is None:
-            parts: list[Arrays | None] = [None] * self.num_actors
-        else:
-            keys = [*self.state_keys, *self.reset_keys]
-            parts = split_rows(tensordict_arrays(tensordict, keys), self._ranges)
-        refs = [
-            actor.reset.remote(part, kwargs) if on else None
-            for actor, part, on in zip(self._actors, parts, need)
-        ]
-        return _Call("reset", refs, tensordict, kwargs)
-
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        job, self._fetched = self._fetched, None
-        if job is None:
-            self._ready("reset")
-            job = self._send_reset(tensordict, kwargs)
-        answers = self._collect(job, self.timeout)
-        parts: list[Arrays] = []
-        template = next(a for a in answers if a is not None)
-        template = template.reset if isinstance(template, _Restarted) else template
-        for (start, stop), answer in zip(self._ranges, answers):
-            if isinstance(answer, _Restarted):
-                answer = answer.reset  # a fresh reset: the rows are reset either way
-            if answer is None:  # not reset: EnvBase.reset keeps the caller's rows
-                answer = {k: _zeros_like_rows(v, stop - start) for k, v in template.items()}
-            parts.append(answer)
-        return self._on_device(join_rows(parts, self.batch_size))
-
     def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
         """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
         returns its result."""
         self._ready("reset_send")
+        keys = self.env_keys
+        rows = None
         if tensordict is not None:
-            _check_batch(self, tensordict, "reset_send")
-        need = _reset_actors(tensordict, self.reset_keys, self._ranges)
-        if any(need):
-            self._job = self._send_reset(tensordict, kwargs)
-        else:  # nothing to reset: EnvBase.reset returns the input
-            self._job = _Call("reset", [None] * self.num_actors, tensordict, kwargs, answers=[])
+            if tensordict.batch_size != self.batch_size:
+                raise hub.errors.SpecMismatchError(
+                    "<batch_size>",
+                    f"batch size {list(self.batch_size)}",
+                    f"a tensordict of batch size {list(tensordict.batch_size)}",
+                    where="reset_send",
+                )
+            flags = [tensordict.get(k, None) for k in keys.reset_keys]
+            flags = [f for f in flags if f is not None]
+            if flags:
+                rows = np.zeros(self.batch_size[0], dtype=bool)
+                for flag in flags:
+                    rows |= flag.reshape(self.batch_size[0], -1).any(-1).numpy(force=True)
+                if not rows.any():  # nothing to reset: reset() returns the input
+                    self._job = _Call("reset", [], None, kwargs, answers=[])
+                    self._job.tensordict = tensordict
+                    return
+                rows = None if rows.all() else rows
+        job = self._send_reset(rows, kwargs)
+        job.tensordict = tensordict
+        self._job = job
 
     def reset_fetch(self, timeout: float | None = None) -> TensorDictBase:
         """Wait (at most ``timeout`` seconds) for the reset started by :meth:`reset_send` and
         return it, as :meth:`reset` would."""
         job = self._take("reset", timeout)
-        self._fetched = job if job.answers else None
-        return hub.EnvBase.reset(self, job.tensordict, **job.kwargs)
+        self._job = None
+        self._fetched = job if job.refs else None
+        return self.reset(job.tensordict, **job.kwargs)
 
     # ---------------------------------------------------------------- seeds and attributes
-    def set_seed(self, seed: int | None = None, static_seed: bool = False) -> int | None:
-        """Seed the actors' envs one after the other (each with the seed the previous returned),
-        as ``SerialEnv`` seeds its envs, and return the seed that follows the last."""
-        self._ready("set_seed")
-        for i, actor in enumerate(self._actors):
-            self._seeds[i] = seed
-            seed = self._get_all_one(i, actor.set_seed.remote(seed, static_seed), "set_seed")
-        return seed
-
     def _set_seed(self, seed: int | None) -> None:
-        self.set_seed(seed)
+        """Seed env ``i`` with ``seed + i``: each actor's env with ``seed`` plus its first
+        env's index."""
+        self._ready("set_seed")
+        self._seed = seed
+        for i, (actor, (start, _)) in enumerate(zip(self._actors, self._ranges)):
+            value = None if seed is None else seed + start
+            self._get_all_one(i, actor.set_seed.remote(value), "set_seed")
 
     def _control(self, method: str, what: str, *args: Any) -> list[Any]:
         self._ready(what)
@@ -625,6 +598,7 @@ class RayEnv(hub.EnvBase):
         import ray
 
         self._job = self._fetched = None
+        self._last.clear()
         if not self._actors or not ray.is_initialized():
             self._actors = []
             return
@@ -665,16 +639,6 @@ def _closed_error(what: str) -> ClosedEnvError:
     )
 
 
-def _check_batch(env: RayEnv, tensordict: TensorDictBase, what: str) -> None:
-    if tensordict.batch_size != env.batch_size:
-        raise SpecMismatchError(
-            "<batch_size>",
-            f"batch size {list(env.batch_size)} (this env is batch-locked)",
-            f"a tensordict of batch size {list(tensordict.batch_size)}",
-            where=what,
-        )
-
-
 def _actor_sizes(num_envs: int, envs_per_actor: int | None, cpus: float) -> list[int]:
     if envs_per_actor is None:
         actors = max(1, min(num_envs, int(cpus)))
@@ -707,34 +671,3 @@ def _per_actor(options: Any, n: int) -> list[dict[str, Any]]:
             "actors, or one per actor."
         )
     return options
-
-
-def _active_actors(step_mask: torch.Tensor | None, ranges: list[tuple[int, int]]) -> list[bool]:
-    if step_mask is None:
-        return [True] * len(ranges)
-    rows = step_mask.reshape(step_mask.shape[0], -1).any(-1)
-    return [bool(rows[start:stop].any()) for start, stop in ranges]
-
-
-def _reset_actors(
-    tensordict: TensorDictBase | None, reset_keys: list[Any], ranges: list[tuple[int, int]]
-) -> list[bool]:
-    """Which actors a reset reaches: those with a ``"_reset"`` flag set (all without flags)."""
-    if tensordict is None:
-        return [True] * len(ranges)
-    rows = None
-    for key in reset_keys:
-        flag = tensordict.get(key, None)
-        if flag is None:
-            continue
-        flags = flag.reshape(flag.shape[0], -1).any(-1)
-        rows = flags if rows is None else rows | flags
-    if rows is None:
-        return [True] * len(ranges)
-    return [bool(rows[start:stop].any()) for start, stop in ranges]
-
-
-def _zeros_like_rows(array: Any, rows: int) -> Any:
-    import numpy as np
-
-    return np.zeros((rows,) + array.shape[1:], dtype=array.dtype)

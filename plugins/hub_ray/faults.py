@@ -11,12 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-from tensordict import TensorDictBase
-
 from hub.errors import WorkerError
 
-__all__ = ["ActorPlace", "ActorRestartWarning", "raised_error", "died_error", "truncate_rows"]
+__all__ = ["ActorPlace", "ActorRestartWarning", "raised_error", "died_error"]
 
 
 class ActorRestartWarning(RuntimeWarning):
@@ -66,27 +63,3 @@ def died_error(place: ActorPlace, error: Any, what: str) -> WorkerError:
         "Pass max_restarts=N to RayEnv (or make_env) to create dead actors again.",
         worker=place.index,
     )
-
-
-def truncate_rows(
-    out: TensorDictBase,
-    previous: TensorDictBase,
-    start: int,
-    stop: int,
-    done_keys: list[Any],
-    reward_keys: list[Any],
-) -> None:
-    """The step of a re-created actor: its episodes are cut where they were (the previous
-    observations, zero reward, ``done`` and ``truncated`` set, ``terminated`` unset)."""
-    for key in out.keys(include_nested=True, leaves_only=True):
-        value = out.get(key)
-        old = previous.get(key, None)
-        if key in reward_keys or not isinstance(old, torch.Tensor) or old.shape != value.shape:
-            value[start:stop] = 0
-        else:
-            value[start:stop] = old[start:stop]
-    for key in done_keys:
-        name = key[-1] if isinstance(key, tuple) else key
-        value = out.get(key, None)
-        if value is not None:
-            value[start:stop] = name != "terminated"

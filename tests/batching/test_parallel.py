@@ -9,9 +9,9 @@ from tensordict import TensorDict
 import hub
 from hub.batching import AsyncCallError
 from hub.envs.builtin import CountingEnv, MultiAgentCountingEnv, PendulumEnv
-from hub.errors import ClosedEnvError, HubError, SpecMismatchError
+from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
-from .parallel_envs import CartPoleEnv, FlakyEnv, NanRewardEnv, NonTensorEnv
+from .parallel_envs import CartPoleEnv, FlakyEnv, NanRewardEnv, NonTensorEnv, WideObservationEnv
 
 
 def _pair(factory, kwargs=None, n=2, **options):
@@ -115,23 +115,16 @@ def test_gym_plugin_rollouts_match_serial(kwargs):
         _assert_same(a, b)
 
 
-def _step_buffers(env):
-    out = {}
-    for spec in (env.full_observation_spec, env.full_reward_spec, env.full_done_spec):
-        for key in spec.keys(include_nested=True, leaves_only=True):
-            out[key] = spec[key].zero()
-    return out
-
-
 @pytest.mark.parametrize(
     "make",
     [
-        pytest.param(lambda: CountingEnv(max_steps=2), id="default-path"),
-        pytest.param(lambda: _gym_plugin_env(), id="gym-direct"),
-        pytest.param(lambda: CountingEnv(max_steps=2, checks=True), id="through-step"),
+        pytest.param(lambda: CountingEnv(max_steps=2), id="array-hooks"),
+        pytest.param(lambda: _gym_plugin_env(), id="gym"),
+        pytest.param(lambda: CountingEnv(max_steps=2, checks=True), id="checks"),
     ],
 )
-def test_step_into_writes_what_step_returns(make):
+def test_step_arrays_gives_what_step_returns(make):
+    """What a worker calls (the env's array-level entry point) gives the data of ``step``."""
     if "gym" in str(make):
         pytest.importorskip("gymnasium")
     env_a, env_b = make(), make()
@@ -139,16 +132,13 @@ def test_step_into_writes_what_step_returns(make):
     env_b.set_seed(1)
     td_a = env_a.reset()
     env_b.reset()
-    out = _step_buffers(env_b)
     for _ in range(4):
         action = env_a.rand_action(td_a.clone())
         expected = env_a.step(action.clone())["next"]
-        before = action.clone()
-        written = env_b.step_into(action, out)
-        assert written is None or set(written) <= set(out)
-        _assert_same(action, before)  # the input is not modified
-        for key in written if written is not None else out:
-            assert torch.equal(out[key], expected[key]), key
+        out = env_b.step_arrays({"action": action["action"].numpy()})
+        built = env_b.env_keys.outputs.build(out)[0]
+        for key in expected.keys(True, True):
+            assert torch.equal(built[key], expected[key]), key
         if bool(expected["done"].any()):
             td_a = env_a.reset()
             env_b.reset()
@@ -156,12 +146,10 @@ def test_step_into_writes_what_step_returns(make):
             td_a = env_a.step_mdp(action.set("next", expected))
 
 
-def test_step_into_refuses_a_buffer_of_another_shape():
-    env = CountingEnv()
-    out = _step_buffers(env)
-    out["observation"] = torch.zeros(3, dtype=torch.int64)
-    with pytest.raises(SpecMismatchError, match="observation"):
-        env.step_into(env.rand_action(env.reset()), out)
+def test_a_worker_refuses_an_output_of_another_shape():
+    with hub.ParallelEnv(2, WideObservationEnv) as env:
+        with pytest.raises(WorkerError, match="observation"):
+            env.step(env.rand_action(env.reset()))
 
 
 def test_partial_resets_reach_only_the_chosen_workers():

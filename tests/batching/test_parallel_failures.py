@@ -140,7 +140,7 @@ def test_restart_failed_rebuilds_a_killed_worker():
 
 def test_close_is_idempotent_and_leaves_no_child():
     before = _children()
-    env = hub.ParallelEnv(3, CountingEnv)
+    env = hub.ParallelEnv(3, CountingEnv, num_workers=3)
     env.rollout(2)
     pids = env.worker_pids()
     assert len(pids) == 3 and set(pids) <= _children() - before

@@ -38,7 +38,7 @@ def test_per_worker_kwargs_and_bounded_specs_stack():
 def test_heterogeneous_specs_are_refused():
     with pytest.raises(HubError, match="sub-env 1"):
         hub.SerialEnv(2, [lambda: CountingEnv(), lambda: PendulumEnv()])
-    with pytest.raises(ValueError, match="2 factories for 3 workers"):
+    with pytest.raises(ValueError, match="2 factories for 3 sub-envs"):
         hub.SerialEnv(3, [CountingEnv, CountingEnv])
 
 

@@ -9,7 +9,7 @@ from .conftest import json_of, require_env
 iio = pytest.importorskip("imageio.v3", reason="--record needs imageio (the 'all' extra)")
 
 
-BAR = 24  # hub.cli.tiles.BAR_HEIGHT
+BAR = 24  # hub.media.tiles.BAR_HEIGHT
 
 
 def tile_cells(frame, count, tile_h, tile_w):
@@ -135,3 +135,27 @@ def test_record_envpool_without_render_mode_tiles_the_observations(invoke, tmp_p
     assert result.exit_code == 0, result.output
     frames = iio.imread(out, index=None)[..., :3]
     assert frames.shape[1:] == (2 * BAR + 336, 2 * 336, 3)  # 84 x 84 grey, scaled 4 times
+
+
+def test_record_draws_hubs_pendulum_without_pixel_observations(invoke, tmp_path):
+    """The stateless Pendulum draws the data it is given (``render_frames(data)``): no
+    ``from_pixels=True`` is needed to record it."""
+    require_env("hub:Pendulum")
+    out = tmp_path / "pendulum.gif"
+    args = ("rollout", "hub:Pendulum", "-n", "2", "-s", "3", "-k", "pixels_size=32")
+    result = invoke(*args, "--record", str(out))
+    assert result.exit_code == 0, result.output
+    frames = iio.imread(out, index=None)[..., :3]
+    assert frames.shape == (4, 2 * BAR + 256, 2 * 256, 3)  # 32 x 32, scaled 8 times
+
+
+def test_record_renders_dm_control_without_pixel_observations(invoke, tmp_path):
+    """dm_control envs render on demand (``render_frames``): no ``from_pixels=True`` needed."""
+    require_env("dm_control:cartpole/balance")
+    out = tmp_path / "cartpole.gif"
+    size = ("-k", "height=64", "-k", "width=80")
+    result = invoke(
+        "rollout", "dm_control:cartpole/balance", "-s", "2", *size, "--record", str(out)
+    )
+    assert result.exit_code == 0, result.output
+    assert iio.imread(out, index=None).shape[1:3] == (2 * BAR + 64 * 4, 80 * 4)

@@ -99,9 +99,14 @@ def test_another_draw_during_the_rollout_keeps_the_rollout_reproducible():
 def test_specs_that_do_not_draw_row_by_row_are_drawn_per_step():
     env = hub.make_env("hub:Pendulum")
     td = env.reset()
-    assert block_random_policy(env, td, 10) is not None  # Bounded
+    assert (
+        block_random_policy(env.env_keys.single_action, td, len(env.batch_size), 10) is not None
+    )  # Bounded
     env.action_spec = Unbounded(shape=(1,))
-    assert block_random_policy(env, env.reset(), 10) is None
+    assert (
+        block_random_policy(env.env_keys.single_action, env.reset(), len(env.batch_size), 10)
+        is None
+    )
 
 
 def test_masked_action_specs_are_drawn_per_step():
@@ -109,6 +114,12 @@ def test_masked_action_specs_are_drawn_per_step():
     from hub.transforms.actions import MaskedCategorical  # what ActionMask installs
 
     env = hub.make_env("hub:Counting")
-    assert block_random_policy(env, env.reset(), 10) is not None
+    assert (
+        block_random_policy(env.env_keys.single_action, env.reset(), len(env.batch_size), 10)
+        is not None
+    )
     env.action_spec = MaskedCategorical(2, shape=env.action_spec.shape)
-    assert block_random_policy(env, env.reset(), 10) is None
+    assert (
+        block_random_policy(env.env_keys.single_action, env.reset(), len(env.batch_size), 10)
+        is None
+    )

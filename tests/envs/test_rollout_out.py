@@ -12,9 +12,9 @@ from tensordict import LazyStackedTensorDict
 import hub
 from hub.envs import serial_ops
 from hub.envs.builtin import PendulumEnv
-from hub.envs.rollout import CHUNK
 from hub.envs.serial_ops import PARALLEL_GRAIN, empty_cpu, stack_tensors, where_rows
 from hub.envs.stacking import stack_like
+from hub.envs.trajectory import CHUNK
 
 
 def _rollout(env: hub.EnvBase, steps: int, **kwargs):
@@ -190,7 +190,7 @@ def test_going_on_from_the_last_step_of_out_into_out():
 @pytest.fixture
 def no_chunks(monkeypatch):
     """Rollouts that stack every step at the end (the reference for chunked stacking)."""
-    import hub.envs.rollout as rollout_module
+    import hub.envs.trajectory as rollout_module
 
     def run(env, steps, **kwargs):
         with monkeypatch.context() as patch:

@@ -142,3 +142,15 @@ def test_sb3_get_images() -> None:
     single = hub.to_sb3(hub.make_env("hub:Pendulum"), render_mode="rgb_array")
     single.reset()
     _is_frame(single.get_images()[0], (64, 64, 3))
+
+
+def test_a_transformed_env_renders_through_its_base_env() -> None:
+    from hub.transforms import StepCounter
+
+    env = hub.make_env("hub:Pendulum", transforms=[StepCounter(5)])
+    genv = hub.to_gymnasium(env, render_mode="rgb_array")
+    genv.reset(seed=0)
+    _is_frame(genv.render(), (64, 64, 3))
+    counting = hub.make_env("hub:Counting", transforms=[StepCounter(5)])
+    with pytest.raises(hub.errors.HubError, match="CountingEnv cannot render"):
+        hub.to_gymnasium(counting, render_mode="rgb_array")

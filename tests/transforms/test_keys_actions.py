@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 
+import numpy as np
 import pytest
 import torch
 from tensordict import TensorDict
@@ -333,8 +334,8 @@ def test_video_recorder_writes_an_mp4(tmp_path):
 
 def test_pixel_render_transform_and_recorder_on_a_batched_env(tmp_path):
     class Drawn(CountingEnv):
-        def render(self):
-            return torch.full((6, 6, 3), int(self.count.item()) * 10, dtype=torch.uint8)
+        def render_frames(self, tensordict=None):
+            return np.full((6, 6, 3), int(self.count.item()) * 10, dtype=np.uint8)
 
     env = hub.SerialEnv(2, Drawn, {"max_steps": 20})
     env = env.append_transform(PixelRenderTransform())

@@ -57,20 +57,20 @@ class CountingEnv(EnvBase):
         self.count = torch.zeros(bs + (1,), dtype=torch.int64, device=device)
 
     def _reset_arrays(
-        self, rows: torch.Tensor | None = None, inputs: Any = None, **kwargs: Any
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
     ) -> dict[str, torch.Tensor]:
         if rows is None:
             self.count.zero_()
         else:
-            self.count.masked_fill_(rows.reshape(self.count.shape), 0)
+            self.count.masked_fill_(torch.as_tensor(rows).reshape(self.count.shape), 0)
         return {"observation": self.count.clone()}
 
-    def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, Any]:
         count = self.count
-        count += 1 if rows is None else rows.reshape(count.shape).long()
+        count += 1 if rows is None else torch.as_tensor(rows).reshape(count.shape).long()
         return {
             "observation": count.clone(),
-            "reward": inputs["action"].to(torch.get_default_dtype()),
+            "reward": torch.as_tensor(inputs["action"]).to(torch.get_default_dtype()),
             "terminated": count >= self.max_steps,
         }
 

@@ -79,11 +79,12 @@ class MultiAgentCountingEnv(EnvBase):
         self.full_done_spec = Composite({**root, **{g: groups[g] for g in groups.keys()}}, shape=bs)
         self.count = torch.zeros(agent_shape, dtype=torch.int64)
 
-    def _reset_mask(self, rows: torch.Tensor | None, inputs: Any) -> torch.Tensor | None:
+    def _reset_mask(self, rows: Any, inputs: Any) -> torch.Tensor | None:
         nested = None if inputs is None else inputs.get(("agents", "_reset"), None)
         if nested is not None:
             return nested.reshape(self.count.shape)
         if rows is not None:
+            rows = torch.as_tensor(rows)
             return rows.reshape(self.batch_size + (1, 1)).expand(self.count.shape)
         return None
 
@@ -109,7 +110,7 @@ class MultiAgentCountingEnv(EnvBase):
         running = self.count < self.limits
         self.count += running.long()
         out = self._observe()
-        action = inputs["agents", "action"]
+        action = torch.as_tensor(inputs["agents", "action"])
         out[("agents", "reward")] = action.to(torch.get_default_dtype()) * running
         return out
 

@@ -21,10 +21,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
+from hub.errors import NoFramesError
 from hub.specs import Bounded, Composite, Unbounded
 
 __all__ = ["PendulumEnv"]
@@ -105,20 +107,23 @@ class PendulumEnv(EnvBase):
             out["pixels"] = _draw(th, self.pixels_size)
         return out
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        batch = tensordict.batch_size if tensordict is not None else self.batch_size
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        batch = inputs.batch_size if inputs is not None else self.batch_size
         shape = batch + (1,)
         dev = self.device
         th = (torch.rand(shape, generator=self.rng, device=dev) * 2 - 1) * math.pi
         thdot = torch.rand(shape, generator=self.rng, device=dev) * 2 - 1
         count = torch.zeros(shape, dtype=torch.int64, device=dev)
-        return TensorDict(self._observe(th, thdot, count, batch), batch_size=batch)
+        return self._observe(th, thdot, count, batch)
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        th = tensordict["th"]
-        thdot = tensordict["thdot"]
-        count = tensordict["step_count"] + 1
-        u = tensordict["action"].clamp(-self.max_torque, self.max_torque)
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, torch.Tensor]:
+        dev = self.device
+        th = torch.as_tensor(inputs["th"], device=dev)
+        thdot = torch.as_tensor(inputs["thdot"], device=dev)
+        count = torch.as_tensor(inputs["step_count"], device=dev) + 1
+        u = torch.as_tensor(inputs["action"], device=dev).clamp(-self.max_torque, self.max_torque)
         cost = _angle_normalize(th) ** 2 + 0.1 * thdot**2 + 0.001 * u**2
         new_thdot = (
             thdot
@@ -127,11 +132,11 @@ class PendulumEnv(EnvBase):
         )
         new_thdot = new_thdot.clamp(-self.max_speed, self.max_speed)
         new_th = _angle_normalize(th + new_thdot * self.dt)
-        out = self._observe(new_th, new_thdot, count, tensordict.batch_size)
+        out = self._observe(new_th, new_thdot, count, count.shape[:-1])
         out["reward"] = -cost
         out["terminated"] = torch.zeros_like(count, dtype=torch.bool)
         out["truncated"] = count >= self.max_steps
-        return TensorDict(out, batch_size=tensordict.batch_size)
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:
@@ -139,13 +144,23 @@ class PendulumEnv(EnvBase):
         else:
             self.rng.manual_seed(int(seed))
 
-    def render(self, tensordict: TensorDictBase | None = None) -> torch.Tensor:
-        """An RGB image (``uint8``, height x width x 3) of the pendulum in ``tensordict``
-        (its first batch element)."""
-        if tensordict is None:
-            raise ValueError("PendulumEnv is stateless: pass the tensordict to render.")
-        th = tensordict["th"].reshape(-1, 1)[:1]
-        return _draw(th, self.pixels_size)[0]
+    def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
+        """RGB images (``uint8 [*batch, height, width, 3]``) of the pendulums in
+        ``tensordict``, which this stateless env needs: its state travels in the data.
+
+        Example:
+            >>> env = PendulumEnv(pixels_size=32)
+            >>> env.render_frames(env.reset()).shape
+            (32, 32, 3)
+        """
+        if tensordict is None or "th" not in tensordict.keys():
+            raise NoFramesError(
+                "PendulumEnv is stateless: it draws the pendulums of the data it is given, so "
+                "pass the env's current data: env.render_frames(td). In a SerialEnv or "
+                "ParallelEnv its sub-envs have no data to draw: make it with from_pixels=True "
+                "and record the 'pixels' observation instead."
+            )
+        return _draw(tensordict.get("th"), self.pixels_size).cpu().numpy()
 
 
 def _draw(th: torch.Tensor, size: int) -> torch.Tensor:

@@ -249,7 +249,7 @@ def test_stepping_past_the_end_is_an_error() -> None:
     td = env.rand_step()
     td = env.rand_step(env.step_mdp(td))
     assert td["next", "done"].item()
-    with pytest.raises(hub.errors.HubError, match="after the end of its episode"):
+    with pytest.raises(hub.errors.HubError, match="ended and the env was not reset"):
         env.rand_step(env.step_mdp(td))
 
 

@@ -24,9 +24,8 @@ def test_invalid_one_hot_is_refused_single_env(backend: str, row: str) -> None:
     for call in (env.step, env.step_and_maybe_reset):
         with pytest.raises(SpecMismatchError, match="exactly one 1"):
             call(env.reset().set("action", bad))
-    out = {"observation": torch.zeros(4, dtype=env.observation_spec["observation"].dtype)}
     with pytest.raises(SpecMismatchError, match="exactly one 1"):
-        env.step_into(env.reset().set("action", bad), out)  # the worker's direct path
+        env.check_step_input(env.reset().set("action", bad))  # before an asynchronous send
     env.step(env.reset().set("action", torch.tensor([False, True])))
     env.close()
 

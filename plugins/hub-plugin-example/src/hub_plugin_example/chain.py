@@ -1,6 +1,7 @@
 """``ChainEnv``: walk along a chain of cells and reach its right end.
 
-A tiny pure-torch :class:`hub.EnvBase`: observation ``"position"`` (the cell, a float in
+A tiny pure-torch :class:`hub.EnvBase`, written on hub's array-level hooks (``_step_arrays``,
+``_reset_arrays``, ``_set_seed``): observation ``"position"`` (the cell, a float in
 ``[0, length - 1]``), action 0 (left) or 1 (right), reward 1 on reaching the right end, which
 terminates the episode; ``max_steps`` truncates it. With probability ``slip`` a move goes the
 other way, drawn from a generator that ``set_seed`` seeds. ``batch_size=(N,)`` gives N chains.
@@ -20,7 +21,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
 
 import hub
 from hub_plugin_example.spaces import Interval
@@ -71,33 +71,34 @@ class ChainEnv(hub.EnvBase):
         self.steps = torch.zeros(bs + (1,), dtype=torch.int64, device=device)
         self.rng = torch.Generator(device=device or "cpu")
 
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        reset = tensordict.get("_reset", None) if tensordict is not None else None
-        if reset is None:
+    # hub's step pipeline calls these two hooks (checks, done flags, partial steps and
+    # resets, step_and_maybe_reset and rollout are hub's): they take and return arrays
+    def _reset_arrays(
+        self, rows: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        if rows is None:  # every chain
             self.position.zero_()
             self.steps.zero_()
-        else:
-            mask = reset.reshape(self.position.shape)
+        else:  # the chains marked in rows (hub keeps the others' data)
+            mask = torch.as_tensor(rows).reshape(self.position.shape)
             self.position.masked_fill_(mask, 0.0)
             self.steps.masked_fill_(mask, 0)
-        return TensorDict({"position": self.position.clone()}, batch_size=self.batch_size)
+        return {"position": self.position.clone()}
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        move = tensordict["action"].reshape(self.position.shape).to(self.position.dtype) * 2 - 1
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, torch.Tensor]:
+        action = torch.as_tensor(inputs["action"]).reshape(self.position.shape)
+        move = action.to(self.position.dtype) * 2 - 1
         noise = torch.rand(self.position.shape, generator=self.rng, device=self.position.device)
         move = torch.where(noise < self.slip, -move, move)
         self.position = (self.position + move).clamp(0.0, self.length - 1.0)
         self.steps += 1
         terminated = self.position >= self.length - 1
-        return TensorDict(
-            {
-                "position": self.position.clone(),
-                "reward": terminated.to(self.position.dtype),
-                "terminated": terminated,
-                "truncated": (self.steps >= self.max_steps) & ~terminated,
-            },
-            batch_size=self.batch_size,
-        )
+        return {
+            "position": self.position.clone(),
+            "reward": terminated.to(self.position.dtype),
+            "terminated": terminated,
+            "truncated": (self.steps >= self.max_steps) & ~terminated,
+        }
 
     def _set_seed(self, seed: int | None) -> None:
         if seed is None:

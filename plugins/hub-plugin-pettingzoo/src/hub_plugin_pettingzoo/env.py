@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase
+from tensordict import TensorDictBase
 
 import hub
 from hub.envs.multi_agent import (
@@ -132,26 +132,14 @@ class PettingZooEnv(hub.EnvBase):
     def _flags(self, values: dict[str, Any], members: list[str], fill: bool) -> torch.Tensor:
         return stack_agents(values, members, dtype=torch.bool, fill=fill).reshape(-1, 1)
 
-    def _td(self, out: dict[Any, Any]) -> TensorDict:
-        nested: dict[str, Any] = {}
-        for key, value in out.items():
-            if isinstance(key, tuple):
-                nested.setdefault(key[0], {})[key[1]] = value
-            else:
-                nested[key] = value
-        td = TensorDict(batch_size=(), device=self.device)
-        for key, value in nested.items():
-            if isinstance(value, dict):
-                n = len(self.group_map[key])
-                td.set(key, TensorDict(value, batch_size=(n,), device=self.device))
-            else:
-                td.set(key, value)
-        return td
-
     # ----------------------------------------------------------------- hooks
-    def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
-        if tensordict is not None and tensordict.get("_reset", None) is None:
-            partial = [g for g in self.group_map if (g, "_reset") in tensordict.keys(True)]
+    # hub's step pipeline calls these array-level hooks; the outputs are keyed by leaf keys,
+    # (group, entry) for the agents' entries
+    def _reset_arrays(
+        self, rows: Any = None, inputs: TensorDictBase | None = None, **kwargs: Any
+    ) -> dict[Any, Any]:
+        if inputs is not None and inputs.get("_reset", None) is None:
+            partial = [g for g in self.group_map if (g, "_reset") in inputs.keys(True)]
             if partial:
                 raise hub.errors.HubError(
                     f"{self.env_id}: a PettingZoo parallel env cannot reset some agents alone "
@@ -169,13 +157,13 @@ class PettingZooEnv(hub.EnvBase):
             if self.root_done_mode == "any":
                 for group, members in self.group_map.items():
                     out[group, key] = torch.zeros(len(members), 1, dtype=torch.bool)
-        return self._td(out)
+        return out
 
-    def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, Any]:
         live = set(self._env.agents)
         actions: dict[str, Any] = {}
         for group, members in self.group_map.items():
-            per_agent = unstack_agents(tensordict.get((group, "action")).cpu(), members)
+            per_agent = unstack_agents(torch.as_tensor(inputs[group, "action"]).cpu(), members)
             for agent in members:
                 if agent in live:
                     value = per_agent[agent]
@@ -209,7 +197,7 @@ class PettingZooEnv(hub.EnvBase):
         out["terminated"], out["truncated"] = root_term, root_trunc
         out["done"] = root_term | root_trunc
         self._observations(obs, out)
-        return self._td(out)
+        return out
 
     def _set_seed(self, seed: int | None) -> None:
         """PettingZoo seeds at ``reset(seed=...)``: the next reset uses ``seed``."""

@@ -1,9 +1,12 @@
-"""The picture of one recorded step: the envs' frames scaled up, tiled, and captioned.
+"""Frames of several envs in one picture: :func:`tile` (a plain grid, as ``VideoRecorder``
+writes) and :func:`compose` (scaled up and captioned, as ``hub rollout --record`` writes).
 
-Each env's frame is scaled by a whole factor with nearest-neighbour (pixels stay sharp) so that
-its shorter side is at least :data:`MIN_TILE_SIDE` pixels; the tiles are laid out in rows of up
-to four; a bar above each tile names the env and its running return, and a bar on top gives the
-step. Text is drawn with Pillow's default font.
+Both lay frames out with :func:`grid_shape` and place frames of different sizes in cells of the
+largest one, top-left aligned. :func:`compose` scales each frame by a whole factor with
+nearest-neighbour (pixels stay sharp) so that its shorter side is at least
+:data:`MIN_TILE_SIDE` pixels, lays the tiles out in rows of up to :data:`MAX_COLUMNS`, puts a bar
+above each tile naming the env and its running return, and a bar on top with the step. Text is
+drawn with Pillow's default font.
 
 Example:
     >>> import numpy as np
@@ -21,6 +24,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+
+__all__ = [
+    "BAR_HEIGHT",
+    "MAX_COLUMNS",
+    "MIN_TILE_SIDE",
+    "compose",
+    "grid_shape",
+    "scale_factor",
+    "scale_nearest",
+    "tile",
+]
 
 #: the least height and width of a tile: frames are scaled up by a whole factor to reach it
 MIN_TILE_SIDE = 256
@@ -56,16 +70,50 @@ def scale_nearest(frame: np.ndarray, factor: int) -> np.ndarray:
     return np.repeat(np.repeat(frame, factor, axis=0), factor, axis=1)
 
 
-def grid_shape(count: int, max_columns: int = MAX_COLUMNS) -> tuple[int, int]:
-    """Rows and columns for ``count`` tiles: as few rows as :data:`MAX_COLUMNS` allows, and the
-    columns spread evenly over them.
+def grid_shape(count: int, max_columns: int | None = MAX_COLUMNS) -> tuple[int, int]:
+    """Rows and columns for ``count`` tiles: as few rows as ``max_columns`` allows, and the
+    columns spread evenly over them; ``max_columns=None`` makes a near-square grid.
 
     Example:
         >>> grid_shape(8), grid_shape(6), grid_shape(3), grid_shape(1)
         ((2, 4), (2, 3), (1, 3), (1, 1))
+        >>> grid_shape(8, max_columns=None), grid_shape(2, max_columns=None)
+        ((3, 3), (1, 2))
     """
-    rows = max(1, math.ceil(count / max_columns))
+    if max_columns is None:
+        max_columns = math.ceil(math.sqrt(count))
+    rows = max(1, math.ceil(count / max(1, max_columns)))
     return rows, max(1, math.ceil(count / rows))
+
+
+def tile(
+    frames: Sequence[np.ndarray],
+    max_columns: int | None = None,
+    background: Sequence[int] = (0, 0, 0),
+) -> np.ndarray:
+    """``frames`` (``H x W x 3`` uint8) side by side in a grid of :func:`grid_shape` (near-square
+    by default), each in a cell of the largest frame's size on ``background``.
+
+    Example:
+        >>> frames = [np.full((8, 8, 3), 255, np.uint8)] * 3
+        >>> picture = tile(frames)
+        >>> picture.shape, int(picture[8:, 8:].max())  # 2 x 2 cells, the last one empty
+        ((16, 16, 3), 0)
+    """
+    if not len(frames):
+        raise ValueError("tile needs at least one frame")
+    if len(frames) == 1:
+        return frames[0]
+    height = max(frame.shape[0] for frame in frames)
+    width = max(frame.shape[1] for frame in frames)
+    rows, columns = grid_shape(len(frames), max_columns)
+    picture = np.empty((rows * height, columns * width, 3), np.uint8)
+    picture[:] = np.asarray(background, np.uint8)
+    for index, frame in enumerate(frames):
+        row, column = divmod(index, columns)
+        top, left = row * height, column * width
+        picture[top : top + frame.shape[0], left : left + frame.shape[1]] = frame
+    return picture
 
 
 def format_return(value: float) -> str:

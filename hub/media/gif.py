@@ -1,9 +1,9 @@
-"""GIF and MP4 files written one frame at a time, so a long recording is never one big array.
+"""GIF files written one frame at a time, so a long recording is never one big array.
 
 A GIF gets one palette of up to 255 colours, taken from a few frames spread over the recording
-(game screens have few colours; every frame maps to the nearest colour, without dithering, so flat areas stay flat and
-compress well), and each frame stores only the rectangle that changed. An MP4 goes through imageio's FFmpeg or PyAV writer; its frames are cropped to an
-even height and width, as most encoders need.
+(game screens have few colours; every frame maps to the nearest colour, without dithering, so
+flat areas stay flat and compress well), and each frame stores only the rectangle that changed.
+:func:`hub.media.write_video` is the writer to call: it checks the path and picks GIF or MP4.
 
 Example:
     >>> import tempfile
@@ -16,24 +16,19 @@ Example:
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+__all__ = ["PALETTE_SAMPLES", "palette_of", "write_gif"]
 
 #: how many frames, spread over a recording, its GIF palette is made from
 PALETTE_SAMPLES = 6
 # the palette index of "unchanged since the previous frame" (transparent): the palette has the
 # other 255
 _UNCHANGED = 255
-
-
-def _even(frame: np.ndarray) -> np.ndarray:
-    """``frame`` cropped to an even height and width (at least 2 x 2)."""
-    height, width = frame.shape[0] - frame.shape[0] % 2, frame.shape[1] - frame.shape[1] % 2
-    return frame[: max(height, 2), : max(width, 2)]
 
 
 def write_gif(path: Path, frames: Sequence[np.ndarray], fps: float) -> None:
@@ -124,34 +119,3 @@ def _write_gif_frame(out: Any, patch: np.ndarray, offset: tuple[int, int], durat
         image, offset=offset, duration=duration, transparency=_UNCHANGED
     )
     out.writelines(chunks)
-
-
-def write_mp4(path: Path, frames: Iterable[np.ndarray], fps: float) -> None:
-    """Write ``frames`` (``H x W x 3`` uint8) as an H.264 MP4 at ``fps`` frames per second,
-    with imageio's FFmpeg writer (``imageio-ffmpeg``) or else its PyAV one.
-
-    Raises:
-        ValueError: ``frames`` is empty.
-    """
-    iterator = iter(frames)
-    first = next(iterator, None)
-    if first is None:
-        raise ValueError("no frame to write")
-    if importlib.util.find_spec("imageio_ffmpeg") is not None:
-        import imageio.v2 as iio2
-
-        writer = iio2.get_writer(path, format="FFMPEG", mode="I", fps=fps, macro_block_size=2)
-        try:
-            writer.append_data(_even(first))
-            for frame in iterator:
-                writer.append_data(_even(frame))
-        finally:
-            writer.close()
-        return
-    import imageio.v3 as iio
-
-    with iio.imopen(path, "w", plugin="pyav") as out:
-        out.init_video_stream("libx264", fps=fps)
-        out.write_frame(_even(first))
-        for frame in iterator:
-            out.write_frame(_even(frame))

@@ -1,34 +1,32 @@
-"""``rollout``: run an env for a number of steps and stack the results along a "time" dim.
+"""The steps of a rollout, kept and stacked along a trailing "time" dim (:class:`StepStore`).
+
+``EnvBase.rollout`` (:mod:`hub.envs.pipeline`) runs the steps; this module keeps them: stacked a
+chunk at a time or at the end, into new memory or into an ``out=`` tensordict of an earlier
+rollout, with the garbage collector paused while thousands of step objects are alive.
 
 Example:
-    >>> import hub
-    >>> env = hub.make_env("hub:Counting", num_envs=3, max_steps=4)
-    >>> data = env.rollout(6, break_when_any_done=False)
-    >>> data.batch_size
-    torch.Size([3, 6])
+    >>> import torch
+    >>> from tensordict import TensorDict
+    >>> store = StepStore(dim=0, contiguous=True, out=None)
+    >>> for t in range(3):
+    ...     store.append(TensorDict({"x": torch.full((2,), t)}, []))
+    >>> store.result()["x"].shape
+    torch.Size([3, 2])
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
 
 import torch
 from tensordict import LazyStackedTensorDict, TensorDict, TensorDictBase
 
-from hub.envs._fast_td import fast_get
-from hub.envs.done import any_true
-from hub.envs.rollout_actions import block_random_policy
 from hub.envs.serial_ops import PARALLEL_GRAIN
 from hub.envs.stacking import cat_like, stack_like
-from hub.errors import HubError
 
-if TYPE_CHECKING:
-    from hub.envs.base import EnvBase
-
-__all__ = ["run_rollout"]
+__all__ = ["CHUNK", "StepStore", "check_out", "gc_paused", "unalias"]
 
 
 def _stack_steps(
@@ -47,7 +45,7 @@ def _stack_steps(
     return torch.stack(steps, dim, out=out)
 
 
-def _unalias(tensordict: TensorDictBase, out: TensorDictBase) -> None:
+def unalias(tensordict: TensorDictBase, out: TensorDictBase) -> None:
     """Copy, in place, the entries of ``tensordict`` that live in ``out``'s memory.
 
     The natural way to go on from a rollout is ``td = env.step_mdp(data[..., -1])`` and then
@@ -64,7 +62,7 @@ def _unalias(tensordict: TensorDictBase, out: TensorDictBase) -> None:
             tensordict.set(key, leaf.clone())
 
 
-def _check_out(out: TensorDictBase, dim: int, max_steps: int) -> None:
+def check_out(out: TensorDictBase, dim: int, max_steps: int) -> None:
     if out.batch_dims != dim + 1 or out.batch_size[dim] < max_steps:
         raise ValueError(
             f"out= has batch size {list(out.batch_size)}; a rollout of this env needs the "
@@ -80,7 +78,7 @@ def _time_slots(out: TensorDictBase, dim: int, start: int, stop: int) -> TensorD
     return out[(slice(None),) * dim + (slice(start, stop),)]
 
 
-class _StepStore:
+class StepStore:
     """The steps of a rollout, and their stacking into its output.
 
     Steps are stacked :data:`CHUNK` at a time during the rollout when that is cheaper than
@@ -115,7 +113,7 @@ class _StepStore:
         else:
             self.chunks.append(_stack_steps(self.pending, self.dim))
         self.stacked += n
-        self.pending = []  # freed while the collector is still off (see _gc_paused)
+        self.pending = []  # freed while the collector is still off (see gc_paused)
 
     def result(self) -> TensorDictBase:
         """Every step, stacked along the time dim (a lazy stack unless ``contiguous``)."""
@@ -133,7 +131,7 @@ class _StepStore:
 
 
 CHUNK = 128
-"""Steps a rollout stacks at a time (see :class:`_StepStore`)."""
+"""Steps a rollout stacks at a time (see :class:`StepStore`)."""
 
 
 def _is_small(step: TensorDictBase) -> bool:
@@ -145,23 +143,8 @@ def _is_small(step: TensorDictBase) -> bool:
     return total < PARALLEL_GRAIN
 
 
-def _any_done(env: EnvBase, td: TensorDictBase) -> bool:
-    for key in env._done_flag_keys:
-        done = fast_get(td, key)
-        if done is not None and any_true(done):
-            return True
-    return False
-
-
-def _root_done(env: EnvBase, td: TensorDictBase) -> torch.Tensor:
-    done = td.get(env._done_flag_keys[0])
-    if done.ndim > td.batch_dims:
-        done = done.reshape(td.batch_size + (-1,)).any(-1)
-    return done
-
-
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the garbage collector: a rollout keeps every step alive until it stacks them, and
     the collector's full passes over those thousands of young objects would otherwise cost more
     than the steps themselves. The rollout frees the steps before it restores the collector:
@@ -174,92 +157,3 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def run_rollout(
-    env: EnvBase,
-    max_steps: int,
-    *,
-    policy: Callable[[TensorDictBase], TensorDictBase] | None,
-    callback: Callable[[EnvBase, TensorDictBase], Any] | None,
-    auto_reset: bool,
-    break_when_any_done: bool,
-    break_when_all_done: bool,
-    return_contiguous: bool,
-    tensordict: TensorDictBase | None,
-    out: TensorDictBase | None = None,
-) -> TensorDictBase:
-    """The body of :meth:`hub.EnvBase.rollout` (see there for the arguments); the loop runs with
-    the garbage collector paused (see :func:`_gc_paused`)."""
-    if max_steps < 1:
-        raise ValueError(f"max_steps must be at least 1, got {max_steps}.")
-    if break_when_any_done and break_when_all_done:
-        raise ValueError("break_when_any_done and break_when_all_done cannot both be True.")
-    if out is not None and not return_contiguous:
-        raise ValueError("out= needs return_contiguous=True (a lazy stack keeps the steps).")
-    with _gc_paused():
-        if auto_reset:
-            td = env.reset(tensordict)
-        elif tensordict is None:
-            raise HubError("rollout(auto_reset=False) needs the first input: pass tensordict=...")
-        else:
-            # a rollout continued from step_mdp(previous[..., -1]): the sub-envs whose episode
-            # ended there start a new one first (as TorchRL's rollout does)
-            td = tensordict
-            env._reset_finished(td)
-        if out is not None:
-            _unalias(td, out)
-        env._keys()
-        random_policy = block_random_policy(env, td, max_steps) if policy is None else None
-        if policy is None:
-            policy = random_policy or env.rand_action
-        dim = td.batch_dims
-        if out is not None:
-            _check_out(out, dim, max_steps)
-        steps = _StepStore(dim, return_contiguous, out)
-        # a rollout that cannot stop early and has no callback steps as a collector's loop does,
-        # through step_and_maybe_reset (the same calls as below, where an env may fuse them)
-        nonstop = not (break_when_any_done or break_when_all_done) and callback is None
-        last = max_steps - 1
-        any_step = False
-        for i in range(max_steps):
-            result = policy(td)
-            if result is not None:
-                td = result
-            if nonstop and i < last:
-                td, next_td = env.step_and_maybe_reset(td)
-                steps.append(td)
-                td = next_td
-                continue
-            if break_when_all_done and any_step:
-                done = _root_done(env, td)
-                if bool(done.any()):
-                    td.set("_step", ~done)
-            td = env.step(td)
-            if break_when_all_done and td.get("_step", None) is not None:
-                td = td.exclude("_step")
-            steps.append(td)
-            any_step = True
-            if callback is not None:
-                callback(env, td)
-            if i == last:
-                break
-            next_td = env.step_mdp(td)
-            if break_when_any_done:
-                if _any_done(env, next_td):
-                    break
-            elif break_when_all_done:
-                if bool(_root_done(env, next_td).all()):
-                    break
-            else:
-                env._reset_finished(next_td)
-            td = next_td
-        if random_policy is not None:
-            random_policy.finish()
-        data = steps.result()  # the steps are freed before the collector is back on
-        del steps
-    try:
-        data.refine_names(*([None] * dim), "time")
-    except Exception:  # noqa: BLE001 - names are a convenience; lazy stacks may refuse them
-        pass
-    return data

@@ -1,0 +1,193 @@
+"""``Gather``: the outputs of a batch's sub-envs (one dict of arrays each) as batch arrays.
+
+A batch-first env steps its sub-envs through their array-level hooks and gets one dict per
+sub-env; :meth:`Gather.columns` turns them into one array per key with the sub-env dim first,
+in one numpy call per key (no tensor or tensordict per sub-env, no stacking of tensordicts).
+Values are checked against the batch's specs: a sub-env whose entry has another shape, or a
+dtype that cannot be stored in the spec's without changing kind (a float where the spec holds
+integers), is named in a :class:`~hub.errors.SpecMismatchError`.
+
+Example:
+    >>> import numpy as np, torch
+    >>> from hub.specs import Composite, Unbounded
+    >>> specs = Composite(reward=Unbounded((3, 1)), shape=(3,))
+    >>> gather = Gather(specs, 3, "SerialEnv")
+    >>> out = gather.columns([{"reward": 1.0}, {"reward": 0.5}, None], "step")
+    >>> out["reward"].tolist()
+    [[1.0], [0.5], [0.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from hub.errors import SpecMismatchError
+from hub.specs import Composite, NestedKey, NonTensor, TensorSpec, numpy_dtype
+
+__all__ = ["Gather"]
+
+
+class _Column:
+    """What one key's column must be: its row shape and dtype (numpy and torch)."""
+
+    __slots__ = (
+        "key",
+        "spec",
+        "row_shape",
+        "shape",
+        "size",
+        "np_dtype",
+        "torch_dtype",
+        "non_tensor",
+    )
+
+    def __init__(self, key: NestedKey, spec: TensorSpec, n: int) -> None:
+        self.key = key
+        self.spec = spec
+        self.shape = (n, *spec.shape[1:])
+        self.row_shape = tuple(spec.shape[1:])
+        self.size = int(np.prod(self.shape)) if -1 not in self.shape else -1
+        self.torch_dtype = spec.dtype
+        self.non_tensor = isinstance(spec, NonTensor)
+        try:
+            self.np_dtype = numpy_dtype(spec.dtype)
+        except (TypeError, KeyError):
+            self.np_dtype = None
+
+
+class Gather:
+    """Joins the sub-envs' output dicts of a batch (see the module docstring).
+
+    Args:
+        specs: the batch's output specs (observations, rewards, done flags, states), in one
+            Composite whose leaves have the batch dim first.
+        n: the number of sub-envs.
+        owner: names the batched env in errors.
+    """
+
+    def __init__(self, specs: Composite, n: int, owner: str) -> None:
+        self.n = n
+        self.owner = owner
+        self.columns_of: dict[NestedKey, _Column] = {
+            key: _Column(key, specs[key], n)
+            for key in specs.keys(include_nested=True, leaves_only=True)
+        }
+
+    def columns(self, outs: Sequence[dict[Any, Any] | None], what: str) -> dict[Any, Any]:
+        """One array per key from the sub-envs' dicts (``None``: a sub-env that did not run;
+        its rows are zeros). The keys are those of the first dict that is not ``None``."""
+        first = next((o for o in outs if o is not None), None)
+        if first is None:
+            return {}
+        data: dict[Any, Any] = {}
+        for key in first:
+            column = self.columns_of.get(key)
+            values = [o[key] if o is not None else None for o in outs]
+            if column is None:
+                raise SpecMismatchError(
+                    key,
+                    "no entry (no spec of the sub-envs declares it)",
+                    f"an entry of sub-env {outs.index(first)}'s {what} output",
+                    where=self.owner,
+                )
+            data[key] = self._join(column, values, what)
+        return data
+
+    def _join(self, column: _Column, values: list[Any], what: str) -> Any:
+        if column.non_tensor:
+            return [v for v in values]
+        sample = next(v for v in values if v is not None)
+        if any(v is None for v in values):
+            fill = _zeros_like(sample)
+            values = [fill if v is None else v for v in values]
+        if isinstance(sample, torch.Tensor):
+            try:
+                joined = torch.stack([torch.as_tensor(v) for v in values])
+            except (RuntimeError, TypeError):
+                self._raise_row(column, values, what)
+            return self._fit_tensor(column, joined, values, what)
+        try:
+            joined = np.array(values) if not isinstance(sample, np.ndarray) else np.stack(values)
+        except ValueError:
+            self._raise_row(column, values, what)
+        if joined.dtype == object:
+            self._raise_row(column, values, what)
+        if joined.dtype != column.np_dtype and column.np_dtype is not None:
+            if not _castable(joined.dtype, column.np_dtype):
+                self._raise_dtype(column, values, what)
+            joined = joined.astype(column.np_dtype)
+        if joined.shape != column.shape:
+            if joined.size != column.size:
+                self._raise_row(column, values, what)
+            joined = joined.reshape(column.shape)
+        return joined
+
+    def _fit_tensor(
+        self, column: _Column, joined: torch.Tensor, values: list[Any], what: str
+    ) -> torch.Tensor:
+        if joined.dtype != column.torch_dtype:
+            have = numpy_dtype(joined.dtype) if joined.dtype != torch.bfloat16 else None
+            if have is None or column.np_dtype is None or not _castable(have, column.np_dtype):
+                self._raise_dtype(column, values, what)
+            joined = joined.to(column.torch_dtype)
+        if joined.shape != column.shape:
+            if joined.numel() != column.size:
+                self._raise_row(column, values, what)
+            joined = joined.reshape(column.shape)
+        return joined
+
+    def _raise_row(self, column: _Column, values: list[Any], what: str) -> None:
+        want = int(np.prod(column.row_shape)) if column.row_shape else 1
+        for i, value in enumerate(values):
+            shape = tuple(np.shape(value))
+            size = int(np.prod(shape)) if shape else 1
+            if shape != column.row_shape and size != want:
+                raise SpecMismatchError(
+                    column.key,
+                    f"shape {list(column.row_shape)} (the spec of each sub-env)",
+                    f"a value of shape {list(shape)}",
+                    where=f"{what} output of sub-env {i} of this {self.owner}",
+                )
+        raise SpecMismatchError(
+            column.key,
+            f"shape {list(column.row_shape)} (the spec of each sub-env)",
+            "values that do not stack into one array",
+            where=f"{what} output of this {self.owner}",
+        )
+
+    def _raise_dtype(self, column: _Column, values: list[Any], what: str) -> None:
+        for i, value in enumerate(values):
+            have = np.asarray(value.numpy() if isinstance(value, torch.Tensor) else value).dtype
+            if not _castable(have, column.np_dtype):
+                raise SpecMismatchError(
+                    column.key,
+                    column.spec,
+                    f"a value of dtype {have} ({_short(value)}), which cannot be stored as "
+                    f"{column.torch_dtype} without changing it",
+                    where=f"{what} output of sub-env {i} of this {self.owner}",
+                )
+        raise SpecMismatchError(column.key, column.spec, "values of another dtype", where=what)
+
+
+def _castable(have: np.dtype, want: np.dtype) -> bool:
+    """Integers and bools make flags; otherwise numpy's ``same_kind`` rule."""
+    if want == np.bool_:
+        return have.kind in "biu"
+    return bool(np.can_cast(have, want, casting="same_kind"))
+
+
+def _zeros_like(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return torch.zeros_like(value)
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value)
+    return type(value)(0) if isinstance(value, (bool, int, float, np.generic)) else value
+
+
+def _short(value: Any) -> str:
+    text = repr(value.tolist() if hasattr(value, "tolist") else value)
+    return text if len(text) <= 40 else text[:37] + "..."
