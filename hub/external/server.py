@@ -49,8 +49,8 @@ BULK_ROWS = 4096
 #: file descriptors kept free for everything else when max_connections is derived
 FD_RESERVE = 64
 ACCEPT_BACKLOG = 1024
-#: how often deadlines are checked (seconds)
-REAP_S = 0.1
+#: how often deadlines are checked (seconds) at most: a fifth of the shortest deadline
+REAP_S = 0.5
 
 
 class PolicyServer:
@@ -202,8 +202,10 @@ class PolicyServer:
 
     async def _reap(self) -> None:
         """Close the connections whose deadline passed, a few times a second."""
+        timeouts = [self.handshake_timeout, self.client_timeout, self.idle_timeout or REAP_S * 5]
+        pause = max(0.01, min(REAP_S, min(timeouts) / 5))
         while True:
-            await asyncio.sleep(REAP_S)
+            await asyncio.sleep(pause)
             now = time.monotonic()
             for session in list(self.sessions):
                 session.check_deadlines(now)
