@@ -21,24 +21,11 @@ importing it first, except the conformance kit, ``hub.testing``, which nothing i
 
 import typing as _typing
 
-import hub.external.converter as _external_converter
 from hub.lazy import lazy_exports as _lazy_exports
 
 __version__ = "0.1.0"
 
 __getattr__, __dir__, __all__ = _lazy_exports(__name__, __file__)
-
-
-def _convert_spec(space: object, **kwargs: object) -> object:
-    """``hub.convert_spec``, imported on first use: the spec conversion that hub hands down to
-    ``hub.external`` (which sits below the registry), so that ``ExternalEnv`` takes gym and
-    gymnasium spaces in any process."""
-    from hub.registry import convert_spec
-
-    return convert_spec(space, **kwargs)
-
-
-_external_converter.set_spec_converter(_convert_spec)
 
 if _typing.TYPE_CHECKING:  # the public names: read by type checkers and by lazy_exports
     from hub import (

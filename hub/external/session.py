@@ -10,7 +10,7 @@ env (size, version, fields, arrays against the specs); a message that breaks the
 an ``error`` and the connection is closed, with a log line naming the peer.
 
 Example:
-    >>> Deadline.describe(5.0, "a hello")
+    >>> Deadline.describe(5.0, "hello")
     'no complete hello within 5 s'
 """
 
