@@ -223,7 +223,7 @@ def split(steps: int = 3000) -> dict[str, float]:
 
     env._env.step = timed("dmc", env._env.step)
     # the closure is rebuilt so that it calls the timed step
-    env._step_ended = timed("_step", env._make_stepper())
+    env._stepper = timed("_step", env._make_stepper())
     for name in ("step_and_maybe_reset", "step_mdp", "reset"):
         setattr(env, name, timed(name, getattr(env, name)))
     # rollout(policy=None) draws its actions through BlockRandomPolicy (rand_action if the

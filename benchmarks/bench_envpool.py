@@ -289,9 +289,12 @@ def _env_cases(env: Any, actions: torch.Tensor) -> tuple[Callable, Callable, Cal
 
 def _drop_action_value_checks(env: Any) -> None:
     """Take the check of discrete action values out of ``env`` (here only, to measure it):
-    each entry of the env's cached action checks ends with its value check (``None``: none)."""
-    env.action_keys  # noqa: B018 - computes the cached checks
-    env._action_checks = [entry[:-1] + (None,) for entry in env._action_checks]
+    each of the env's action checks ends with its value check (``None``: none)."""
+    import dataclasses
+
+    keys = env.env_keys
+    checks = tuple(check._replace(values_ok=None) for check in keys.action_checks)
+    env._keys_cache = dataclasses.replace(keys, action_checks=checks)
 
 
 def hub_cases(
@@ -319,7 +322,7 @@ def hub_cases(
 
 def action_check_cost(task: str, num_envs: int, pairs: int = 15) -> dict[str, float]:
     """Microseconds that the check of discrete action values adds to the action checks of one
-    batch step (``EnvBase._check_actions``), for integer and one-hot actions: the median over
+    batch step (``EnvBase.check_step_input``), for integer and one-hot actions: the median over
     ``pairs`` of the paired difference of the best of 3 timings of 20,000 calls, with and
     without the check. CPU work in the main thread only, so the machine's load disturbs it
     far less than the env-steps/s of the loops."""
@@ -341,7 +344,7 @@ def action_check_cost(task: str, num_envs: int, pairs: int = 15) -> dict[str, fl
         diffs, unchecked = [], []
         for _ in range(pairs):
             best = [
-                min(timeit.repeat(lambda e=e, t=t: e._check_actions(t), number=20000, repeat=3))
+                min(timeit.repeat(lambda e=e, t=t: e.check_step_input(t), number=20000, repeat=3))
                 / 20000
                 * 1e6
                 for e, t in calls

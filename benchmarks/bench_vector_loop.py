@@ -16,8 +16,6 @@ alternate between the loops, so that the machine's drifts fall on all of them al
 * ``hub``: ``hub.make_env("<backend>:CartPole-v1", num_envs=W)`` stepped with
   ``step_and_maybe_reset``, the policy's index one-hot encoded into the tensordict (hub's
   default action encoding), as ``hub bench`` runs it;
-* ``hub_generic`` (gymnasium): the same env forced onto the generic path (``step``,
-  ``step_mdp``, ``reset`` with ``"_reset"`` through gymnasium's ``reset_mask``);
 * ``hub_categorical``: ``hub`` with ``categorical_action_encoding=True`` (the policy's index is
   the action: no one-hot encoding in the loop nor decoding in hub);
 * ``floor``: the least TensorDict loop on the same backend calls with hub's semantic (the true
@@ -249,29 +247,6 @@ def raw_envpool_default_threads(width: int, seed: int) -> tuple[Any, Any]:
     return numpy_loop(pool, width, seed, {})
 
 
-def hub_generic_gymnasium(width: int, seed: int) -> tuple[Any, Any]:
-    """hub's gymnasium loop forced onto the generic path (``step``, ``step_mdp``, ``reset``
-    with ``"_reset"`` through gymnasium's ``reset_mask``)."""
-    import hub
-
-    env = hub.make_env(f"gymnasium:{ENV_ID}", num_envs=width, seed=seed)
-    if hasattr(env, "_vector_lean"):
-        env._vector_lean = False
-        env._vector.direct = False
-    policy = mlp_policy(4, 2, seed)
-    eye = torch.eye(2, dtype=torch.bool)
-    state = {"td": env.reset()}
-
-    def step() -> None:
-        td = state["td"]
-        with torch.no_grad():
-            index = policy(td.get("observation").to(torch.float32)).argmax(-1)
-        td.set("action", eye[index])
-        state["td"] = env.step_and_maybe_reset(td)[1]
-
-    return step, env.close
-
-
 def hub_categorical(backend: str, width: int, seed: int) -> tuple[Any, Any]:
     """hub's loop with ``categorical_action_encoding=True``: the policy's index is the action."""
     import hub
@@ -299,7 +274,6 @@ def loops_for(backend: str, width: int, seed: int) -> dict[str, tuple[Any, Any]]
             "raw": build_loop("gymnasium", ENV_ID, width, seed),
             "hub": build_loop("hub-gymnasium", ENV_ID, width, seed),
             "raw_hub_semantic": semantic_gymnasium(width, seed),
-            "hub_generic": hub_generic_gymnasium(width, seed),
             "hub_categorical": hub_categorical(backend, width, seed),
             "floor": floor_gymnasium(width, seed),
         }

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from tensordict import TensorDictBase
 
 from hub.envs.base import EnvBase
 from hub.errors import BatchingError, HubError

@@ -257,7 +257,16 @@ class ParallelEnv(BatchedEnvBase):
         try:
             for w in range(workers):
                 pool.start(w)
-            answers = pool.collect(Pending("start-up", set(range(workers))), self.start_timeout)
+            try:
+                answers = pool.collect(Pending("start-up", set(range(workers))), self.start_timeout)
+            except WorkerTimeoutError as exc:
+                raise WorkerTimeoutError(
+                    f"the workers {exc.args[0].split('workers ', 1)[-1].split(' did')[0]} did "
+                    f"not build their envs within start_timeout={self.start_timeout} s; they "
+                    "were stopped. Raise start_timeout for envs that take long to build (or "
+                    "pass None for no limit).",
+                    worker=exc.worker,
+                ) from None
             self._raise_failures(answers, "start-up (building the envs)", restart=False)
         except BaseException:
             pool.shutdown()
@@ -368,8 +377,8 @@ class ParallelEnv(BatchedEnvBase):
             elif answer.died:
                 errors.append(
                     WorkerError(
-                        f"worker {w} {self._pool.dead.get(w, 'died')} during {what} (exit code "
-                        f"{answer.exitcode}).{envs}{_main_guard_hint(self, answer)}",
+                        f"worker {w} {self._pool.dead.get(w, 'died')} during {what}.{envs}"
+                        f"{_main_guard_hint(self, answer)}",
                         worker=w,
                     )
                 )

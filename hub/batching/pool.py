@@ -194,6 +194,14 @@ class WorkerPool:
             for i, (fn, kw) in enumerate(zip(factories, kwargs)):
                 _check_picklable(f"create_env_fn (worker {i})", fn, self.start_method)
                 _check_picklable(f"create_env_kwargs (worker {i})", kw, self.start_method)
+        if getattr(mp.current_process(), "_inheriting", False):
+            raise HubError(
+                "a ParallelEnv is being built while a worker process imports your main script: "
+                f"workers started with {self.start_method!r} import it again, and it builds the "
+                "env again at module level. Put the code that builds and runs envs under "
+                '`if __name__ == "__main__":` (see docs/batching.md), or use '
+                "start_method='fork' where the platform has it."
+            )
         if mp.current_process().daemon:
             raise HubError(
                 "ParallelEnv cannot start workers from a daemonic process (Python forbids "

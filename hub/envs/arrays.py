@@ -166,13 +166,9 @@ def nest(
 
 from_numpy = torch.from_numpy
 _FLAG_NAMES = ("done", "terminated", "truncated")
-# (terminated, truncated) -> [[done], [terminated], [truncated]]: one copy per step gives the
-# three flags of a one-element done level
-_FLAG_ROWS = {
-    (te, tr): np.array(((te or tr,), (te,), (tr,)), dtype=bool)
-    for te in (False, True)
-    for tr in (False, True)
-}
+# the flags of a one-element done level, copied per step (three small copies cost less than
+# one copy split by ``unbind``)
+_FLAG = {False: np.zeros((1,), dtype=bool), True: np.ones((1,), dtype=bool)}
 
 
 class _Leaf:
@@ -231,7 +227,9 @@ class OutputPlan:
         batch_size: torch.Size,
         device: Any,
         prefixes: tuple[tuple[str, ...], ...],
+        owner: str = "env",
     ) -> None:
+        self.owner = owner  # the env's class name, for errors
         self.batch_size = torch.Size(batch_size)
         self.batch_dims = len(batch_size)
         self.device = None if device is None else torch.device(device)
@@ -252,6 +250,8 @@ class OutputPlan:
         done = output_spec["full_done_spec"]
         self.root_flags = () in prefixes and "done" in done.keys()
         self.flag_shape = tuple(done["done"].shape) if self.root_flags else ()
+        #: one flag of shape (1,) on the CPU: an unbatched env's flags come as scalars
+        self.one_flag = self.flag_shape == (1,) and self.on_cpu
         self.single_level = prefixes == ((),)
         self.done_shapes = {p: done[p + ("done",) if p else "done"].shape for p in prefixes}
 
@@ -265,7 +265,7 @@ class OutputPlan:
                 key,
                 "no entry (no spec declares it: declare it in the specs or leave it out)",
                 describe(value),
-                where=where,
+                where=f"{self.owner}.{where}",
             )
         if leaf.non_tensor:
             return _non_tensor(value, self.batch_size if batch is None else batch)
@@ -283,7 +283,7 @@ class OutputPlan:
             elif leaf.one and (kind is float or kind is int or kind is bool):
                 return from_numpy(np.array(value, dtype=leaf.np_dtype).reshape(leaf.shape_tuple))
         shape = leaf.shape if batch is None else batch + leaf.shape[self.batch_dims :]
-        tensor = as_tensor(value, leaf.spec, shape, key, where)
+        tensor = as_tensor(value, leaf.spec, shape, key, f"{self.owner}.{where}")
         if self.device is not None and tensor.device != self.device:
             tensor = tensor.to(self.device)
         return tensor
@@ -293,7 +293,7 @@ class OutputPlan:
         self,
         out: Any,
         batch: torch.Size | None = None,
-        where: str = "step output",
+        where: str = "_step_arrays",
         flags: bool = True,
     ) -> tuple[TensorDictBase, Any]:
         """The tensordict of a hook's output, with every done flag, and what ended.
@@ -301,7 +301,7 @@ class OutputPlan:
         Args:
             out: the hook's dict (or a tensordict, taken as it is).
             batch: the data's batch size when it is not the env's (batch-unlocked envs).
-            where: names the hook in errors.
+            where: names the hook in errors (after the env's class name).
             flags: complete the done flags (``False`` for a reset's output: they are all
                 ``False`` and added by the caller).
 
@@ -311,7 +311,7 @@ class OutputPlan:
             tensor of the batch shape). Nested done levels are completed, not reported.
         """
         size = self.batch_size if batch is None else batch
-        if isinstance(out, TensorDictBase):
+        if not isinstance(out, dict) and isinstance(out, TensorDictBase):
             if flags:
                 complete_done_flags(out, list(self.prefixes), self.done_shapes)
             return out, self._ended(out) if flags else False
@@ -320,10 +320,33 @@ class OutputPlan:
         if flags and self.root_flags:
             ended = self._root_flags(out, data, size, where)
         tensor = self.tensor
-        for key, value in out.items():
-            if key in data:
-                continue
-            data[key] = tensor(key, value, batch, where)
+        if batch is None and self.on_cpu:
+            # the common entries inline: an array of the spec's dtype and shape, a scalar
+            leaves = self.leaves
+            for key, value in out.items():
+                if key in data:
+                    continue
+                leaf = leaves.get(key)
+                if leaf is not None:
+                    kind = type(value)
+                    if kind is np.ndarray:
+                        if (
+                            value.shape == leaf.shape_tuple
+                            and value.dtype == leaf.np_dtype
+                            and value.flags.writeable
+                        ):
+                            data[key] = from_numpy(value)
+                            continue
+                    elif leaf.one and (kind is float or kind is int or kind is bool):
+                        scalar = np.array(value, dtype=leaf.np_dtype)
+                        data[key] = from_numpy(scalar.reshape(leaf.shape_tuple))
+                        continue
+                data[key] = tensor(key, value, None, where)
+        else:
+            for key, value in out.items():
+                if key in data:
+                    continue
+                data[key] = tensor(key, value, batch, where)
         if self.flat:
             td = new_td(data, size, self.device)
         else:
@@ -340,19 +363,27 @@ class OutputPlan:
         done = out.get("done")
         term = out.get("terminated")
         trunc = out.get("truncated")
+        if done is None and type(term) is bool and type(trunc) is bool and self.one_flag:
+            # the common case of one env (gymnasium's terminated and truncated), first
+            ended = term or trunc
+            data["done"] = from_numpy(_FLAG[ended].copy())
+            data["terminated"] = from_numpy(_FLAG[term].copy())
+            data["truncated"] = from_numpy(_FLAG[trunc].copy())
+            return ended
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
             zeros = from_numpy(np.zeros((3, *shape), dtype=bool))
             data["done"], data["terminated"], data["truncated"] = zeros.unbind(0)
             return False
-        if self.flag_shape == (1,) and self.on_cpu and _all_scalars(done, term, trunc):
+        if self.one_flag and _all_scalars(done, term, trunc):
             te = bool(term) if term is not None else bool(done) and not bool(trunc)
             tr = bool(trunc) if trunc is not None else False
-            rows = from_numpy(_FLAG_ROWS[(te, tr)].copy())
-            data["done"], data["terminated"], data["truncated"] = rows.unbind(0)
+            data["done"] = from_numpy(_FLAG[te or tr].copy())
+            data["terminated"] = from_numpy(_FLAG[te].copy())
+            data["truncated"] = from_numpy(_FLAG[tr].copy())
             if done is not None and bool(done) != (te or tr):
                 raise SpecMismatchError(
-                    "done", "terminated | truncated", f"done={bool(done)}", where=where
+                    "done", "terminated | truncated", f"done={bool(done)}", where=self.owner
                 )
             return te or tr
         shape = tuple(size) + self.flag_shape[self.batch_dims :]
@@ -391,7 +422,9 @@ class OutputPlan:
         target = torch.Size(shape)
 
         def flag(value: Any) -> torch.Tensor:
-            return as_tensor(value, leaf.spec, target, "done", where).to(torch.bool)
+            return as_tensor(value, leaf.spec, target, "done", f"{self.owner}.{where}").to(
+                torch.bool
+            )
 
         te = None if term is None else flag(term)
         tr = None if trunc is None else flag(trunc)
@@ -422,9 +455,18 @@ class OutputPlan:
         """
         if not self.root_flags:
             return None
-        if isinstance(out, TensorDictBase):
+        if not isinstance(out, dict) and isinstance(out, TensorDictBase):
             ended = self._ended(out)
             return None if ended is False else ended
+        term, trunc = out.get("terminated"), out.get("truncated")
+        if type(term) is bool and type(trunc) is bool and "done" not in out:
+            return (
+                True
+                if (term or trunc) and not self.batch_dims
+                else None
+                if not (term or trunc)
+                else self._all_rows()
+            )
         flags = [out.get(name) for name in _FLAG_NAMES]
         if all(f is None or type(f) is bool or isinstance(f, np.generic) for f in flags):
             if not self.batch_dims:
@@ -449,6 +491,9 @@ class OutputPlan:
         if not bool(ended.any()):
             return None
         return True if not self.batch_dims else ended
+
+    def _all_rows(self) -> np.ndarray:
+        return np.ones(tuple(self.batch_size), dtype=bool)
 
     def _ended(self, td: TensorDictBase) -> Any:
         """What ended at the root level of a complete output."""

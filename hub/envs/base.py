@@ -110,6 +110,7 @@ class EnvBase(StepPipeline, metaclass=_EnvMeta):
         self.allow_done_after_reset = allow_done_after_reset
         self._closed = False
         self._writes_arrays = writes_arrays(type(self))
+        self._fuses_resets = type(self)._step_reset_arrays is not StepPipeline._step_reset_arrays
         self._ended = None
         self._auto_reset_cache = None
         self._keys_cache: EnvKeys | None = None
@@ -226,7 +227,12 @@ class EnvBase(StepPipeline, metaclass=_EnvMeta):
         specs = self._specs
         if keys is None or keys.version != specs.version:
             keys = self._keys_cache = EnvKeys.from_specs(
-                specs.output, specs.input, self._batch_size, self._device, specs.version
+                specs.output,
+                specs.input,
+                self._batch_size,
+                self._device,
+                specs.version,
+                type(self).__name__,
             )
         return keys
 

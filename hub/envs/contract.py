@@ -171,19 +171,19 @@ class EnvHooks:
         "no",
         "by step_and_maybe_reset and rollout, instead of _step_arrays then _reset_arrays",
         "step as _step_arrays does, then reset the sub-envs whose episode ended in this step "
-        "(those with terminated or truncated); return (step output, reset output), the "
-        "reset output as _reset_arrays returns it, or None when no episode ended. Write it "
-        "when the backend can do both in one pass (a batched env's loop, a worker process, "
-        "one call into native code); the default calls the two hooks",
+        "(those with terminated or truncated); return (step output, reset output): the reset "
+        "output as _reset_arrays returns it, covering every row that ended, or None when this "
+        "hook reset nothing (hub then resets the ended rows through _reset_arrays). Write it "
+        "when the backend can do both in one pass (a batched env's loop, a worker process, one "
+        "call into native code); the default steps and leaves the resets to hub",
     )
     def _step_reset_arrays(
         self, inputs: Mapping[NestedKey, Any], rows: Any = None
     ) -> tuple[Mapping[NestedKey, Any], Mapping[NestedKey, Any] | None]:
         """Step, then reset the sub-envs that ended (see :func:`contract_hooks`).
 
-        The default is the step pipeline's (:meth:`hub.envs.pipeline.StepPipeline.
-        _step_reset_arrays`): ``_step_arrays``, then ``_reset_arrays`` of the rows whose done
-        flags are set.
+        The default is the step pipeline's (:mod:`hub.envs.pipeline`): ``_step_arrays``, and
+        ``None`` for the reset, which hub then makes through ``_reset_arrays``.
         """
         raise NotImplementedError  # EnvBase's pipeline gives the default
 

@@ -91,6 +91,7 @@ class EnvKeys:
         batch_size: torch.Size,
         device: Any = None,
         version: int = 0,
+        owner: str = "env",
     ) -> EnvKeys:
         """Read the keys of an env's two spec groups (``output_spec``: observations, rewards,
         done flags; ``input_spec``: actions, states).
@@ -126,7 +127,7 @@ class EnvKeys:
             action_set=frozenset(action_keys),
             mdp_exclude=frozenset(reward_keys) | {"next", "_reset", "_step"},
             flat_rewards=all(isinstance(k, str) for k in reward_keys),
-            outputs=OutputPlan(output_spec, input_spec, batch_size, device, prefixes),
+            outputs=OutputPlan(output_spec, input_spec, batch_size, device, prefixes, owner),
         )
 
     @property

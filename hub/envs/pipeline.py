@@ -87,6 +87,8 @@ class StepPipeline(EnvHooks):
     allow_done_after_reset: bool
     #: whether the env's class writes the array-level hooks (set by EnvBase.__init__)
     _writes_arrays: bool = True
+    #: whether it writes its own ``_step_reset_arrays`` (set by EnvBase.__init__)
+    _fuses_resets: bool = False
     #: ``None``, or what ended and was not reset yet: ``True`` (an unbatched env) or the bool
     #: mask of the rows
     _ended: Any = None
@@ -245,7 +247,7 @@ class StepPipeline(EnvHooks):
         ``False``, the auto-reset cache used, checked; the ended rows are forgotten."""
         batch = self._batch_size if inputs is None else fast_batch_size(inputs)
         unlocked = batch if batch != self._batch_size else None
-        out, _ = keys.outputs.build(out, unlocked, f"{type(self).__name__} reset output")
+        out, _ = keys.outputs.build(out, unlocked, "_reset_arrays")
         if masks is not None:
             cache = self._auto_reset_cache
             if self.auto_reset and cache is not None:
@@ -349,8 +351,11 @@ class StepPipeline(EnvHooks):
             >>> data["next", "done"].squeeze(-1).tolist(), td["observation"].squeeze(-1).tolist()
             ([False, False], [1, 1])
         """
-        keys = self._open_keys("step")
-        if self.batch_locked and fast_batch_size(tensordict) != self._batch_size:
+        if self._closed:
+            self._refuse_closed("step")
+        keys = self.env_keys
+        batch = fast_batch_size(tensordict)
+        if batch != self._batch_size and self.batch_locked:
             self._check_batch(tensordict, "step")
         self._check_actions(tensordict, keys)
         # one pass through the backend (step, then reset what ended) where it can: an
@@ -359,11 +364,14 @@ class StepPipeline(EnvHooks):
             self._writes_arrays
             and keys.single_level
             and not self.auto_reset
-            and fast_batch_size(tensordict) == self._batch_size
+            and batch == self._batch_size
         )
         next_td, ended, first = self._run_step(tensordict, keys, fused)
-        _set_next(tensordict, next_td)
-        next_input = self.step_mdp(tensordict)
+        if fused:  # the output has the env's batch size, which is the input's
+            fast_set(tensordict, "next", next_td)
+        else:
+            _set_next(tensordict, next_td)
+        next_input = self._next_input(tensordict, keys)
         if not fused:
             self.maybe_reset(next_input)
         elif ended is not False:
@@ -393,7 +401,15 @@ class StepPipeline(EnvHooks):
             self._refuse_ended(rows)
         # 3. backend and 4. done flags
         first = None
-        if rows is None:
+        if rows is None and fused:  # the common case, without the general dispatch below
+            plan = keys.outputs
+            inputs = _inputs(tensordict, keys.input_keys, plan.on_cpu)
+            if self._fuses_resets:
+                out, first = self._step_reset_arrays(inputs, None)
+            else:
+                out = self._step_arrays(inputs, None)
+            next_td, ended = plan.build(out)
+        elif rows is None:
             next_td, ended, first = self._backend_step(tensordict, None, keys, fused)
         elif not bool(rows.any()):
             next_td, ended = self._zero_step(tensordict, keys), False
@@ -422,18 +438,14 @@ class StepPipeline(EnvHooks):
         """Call the env's step hook (``fused``: the step-and-reset hook) and build its output
         with every done flag. Returns ``(next data, what ended, the reset's raw output)``."""
         plan = keys.outputs
-        where = f"{type(self).__name__}._step_arrays"
         if self._writes_arrays:
             inputs = _inputs(tensordict, keys.input_keys, plan.on_cpu)
             if fused:
                 out, first = self._step_reset_arrays(inputs, _host(rows, keys))
-                return (*plan.build(out, None, where), first)
+                return (*plan.build(out), first)
             batch = fast_batch_size(tensordict)
             unlocked = batch if batch != self._batch_size else None
-            return (
-                *plan.build(self._step_arrays(inputs, _host(rows, keys)), unlocked, where),
-                None,
-            )
+            return (*plan.build(self._step_arrays(inputs, _host(rows, keys)), unlocked), None)
         next_td = self._step(tensordict)
         if next_td is None:
             raise HubError(
@@ -442,13 +454,9 @@ class StepPipeline(EnvHooks):
         return (*plan.build(next_td), None)
 
     def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[Any, Any]:
-        """The default of the ``_step_reset_arrays`` hook: ``_step_arrays``, then
-        ``_reset_arrays`` of the rows whose done flags it set (``None`` when none)."""
-        out = self._step_arrays(inputs, rows)
-        ended = self.env_keys.outputs.raw_ended(out, rows)
-        if ended is None:
-            return out, None
-        return out, self._reset_arrays(None if ended is True else ended, None)
+        """The default of the ``_step_reset_arrays`` hook: ``_step_arrays``, and no reset (the
+        caller resets the rows that ended through ``_reset_arrays``)."""
+        return self._step_arrays(inputs, rows), None
 
     def _sub_batch_step(
         self, tensordict: TensorDictBase, rows: torch.Tensor, keys: EnvKeys
@@ -508,7 +516,7 @@ class StepPipeline(EnvHooks):
             _inputs(tensordict, keys.input_keys, keys.outputs.on_cpu), _host(rows, keys)
         )
         unlocked = batch if batch != self._batch_size else None
-        return keys.outputs.build(out, unlocked, f"{type(self).__name__}._step_arrays")[0]
+        return keys.outputs.build(out, unlocked)[0]
 
     def _reset(self, tensordict: TensorDictBase | None, **kwargs: Any) -> TensorDictBase:
         """The tensordict-level reset of an env written at the array level."""
@@ -520,7 +528,7 @@ class StepPipeline(EnvHooks):
         out = self._reset_arrays(_host(rows, keys), tensordict, **kwargs)
         batch = self._batch_size if tensordict is None else fast_batch_size(tensordict)
         unlocked = batch if batch != self._batch_size else None
-        return keys.outputs.build(out, unlocked, f"{type(self).__name__}._reset_arrays")[0]
+        return keys.outputs.build(out, unlocked, "_reset_arrays")[0]
 
     # ================================================================== array-level entry points
     # A batched env steps its sub-envs, and a worker process its env, through these: the
@@ -571,8 +579,11 @@ class StepPipeline(EnvHooks):
         Returns the step's arrays and the reset's (``None`` when no episode ended)."""
         self._refuse_closed("step_reset_arrays")
         if self._writes_arrays:
-            return self._step_reset_arrays(inputs, rows)
-        out = self.step_arrays(inputs, rows)
+            out, first = self._step_reset_arrays(inputs, rows)
+            if first is not None:
+                return out, first
+        else:
+            out = self.step_arrays(inputs, rows)
         ended = self.env_keys.outputs.raw_ended(out, rows)
         if ended is None:
             return out, None
@@ -582,7 +593,9 @@ class StepPipeline(EnvHooks):
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:
         """The input of the next step: ``tensordict["next"]`` without rewards, plus the root
         entries that are neither actions nor found under ``"next"`` (e.g. a policy's state)."""
-        keys = self.env_keys
+        return self._next_input(tensordict, self.env_keys)
+
+    def _next_input(self, tensordict: TensorDictBase, keys: EnvKeys) -> TensorDictBase:
         next_td = fast_get(tensordict, "next")
         exclude = keys.mdp_exclude
         actions = keys.action_set

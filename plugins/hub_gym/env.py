@@ -188,6 +188,8 @@ class GymWrapper(hub.GymLikeEnv):
         self._encode_obs_fn = (
             None if self.pixels_only else make_observation_encoder(self._obs_space, base_obs)
         )
+        # a Dict space inside a Dict or Tuple space: its entries come as tensordicts
+        self._nested_obs = any(isinstance(spec, Composite) for spec in base_obs.values())
         batch_ndim = len(self.batch_size)
         action_spec = self.full_action_spec["action"]
         self._action_reader = make_action_reader(self._act_space, action_spec, batch_ndim)
@@ -213,7 +215,8 @@ class GymWrapper(hub.GymLikeEnv):
         (of the whole batch for a vector env)."""
         if self._encode_obs_fn is None:
             return {}
-        return _flat(self._encode_obs_fn(observation))
+        entries = self._encode_obs_fn(observation)
+        return _flat(entries) if self._nested_obs else entries
 
     @property
     def observation_encoder(self) -> Any:
@@ -301,17 +304,23 @@ class GymWrapper(hub.GymLikeEnv):
         return self._with_infos(out, info)
 
     def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, Any]:
-        action = self._action_reader(self._action_of(inputs))
+        parts = self._action_parts
+        action = self._action_reader(inputs["action"] if parts is None else self._action_of(inputs))
         if self._vector is not None:
             return self._with_infos(*self._vector.step(action, rows))
-        obs, reward, terminated, truncated, info = self._skip_step(action)
+        if self.frame_skip > 1:
+            obs, reward, terminated, truncated, info = self._skip_step(action)
+        else:
+            obs, reward, terminated, truncated, info = self._compat.step_output(
+                self._env.step(action)
+            )
         out = self.read_obs(obs)
         if self.from_pixels:
             out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
         out["reward"] = reward
         out["terminated"] = terminated
         out["truncated"] = truncated
-        return self._with_infos(out, info)
+        return self._with_infos(out, info) if self.info_dict_reader else out
 
     def _action_of(self, inputs: Any) -> Any:
         """The action entry of ``inputs``; the parts of a container action as a dict."""

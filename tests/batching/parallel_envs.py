@@ -173,3 +173,11 @@ class WideObservationEnv(CountingEnv):
         out = super()._step(tensordict)
         out["observation"] = torch.zeros(3, dtype=out["observation"].dtype)
         return out
+
+
+class SleepyBuildEnv(CountingEnv):
+    """Takes 5 seconds to build."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        time.sleep(5.0)
+        super().__init__(**kwargs)

@@ -98,3 +98,39 @@ def test_forkserver_works_in_a_forked_child_of_a_forkserver_user():
     assert here.recv() == [[1, 2]]
     child.join(60)
     assert child.exitcode == 0
+
+
+SCRIPT_WITHOUT_MAIN_GUARD = """
+import hub
+from hub.envs.builtin import CountingEnv
+
+env = hub.ParallelEnv(2, CountingEnv, start_method={method!r}, start_timeout=120)
+print(env.rollout(2)["next", "observation"].sum().item())
+env.close()
+"""
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_script_without_a_main_guard_is_told_the_fix(method, tmp_path):
+    """spawn and forkserver import the main script again in each worker: the script that
+    builds a ParallelEnv at module level gets one error that names the fix."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(SCRIPT_WITHOUT_MAIN_GUARD.format(method=method))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("hub.errors.")]
+    assert errors[-1].startswith("hub.errors.WorkerError") and "__main__" in errors[-1], errors
+    assert len(done.stderr.splitlines()) < 120  # each worker's error, then the parent's
+
+
+def test_start_timeout_says_what_to_raise():
+    from .parallel_envs import SleepyBuildEnv
+
+    with pytest.raises(hub.errors.WorkerTimeoutError, match="start_timeout=0.5 s.*Raise"):
+        hub.ParallelEnv(1, SleepyBuildEnv, start_timeout=0.5)

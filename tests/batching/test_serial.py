@@ -7,7 +7,7 @@ import torch
 
 import hub
 from hub.envs.builtin import CountingEnv, MultiAgentCountingEnv, PendulumEnv
-from hub.errors import HubError
+from hub.errors import HubError, SpecMismatchError
 
 
 def test_batch_size_specs_and_sub_envs():
@@ -80,3 +80,43 @@ def test_close_closes_sub_envs():
     env.close()
     assert all(e.is_closed for e in env.envs)
     env.close()
+
+
+class _HalfStepCounting(CountingEnv):
+    """Sub-env 1 of a batch returns a float observation where the spec holds integers."""
+
+    def _step_arrays(self, inputs, rows=None):
+        out = super()._step_arrays(inputs, rows)
+        if self.max_steps == 99:
+            out["observation"] = out["observation"].to(torch.float32) + 0.5
+        return out
+
+
+def test_a_sub_env_output_of_another_kind_is_refused_naming_the_sub_env():
+    env = hub.SerialEnv(2, _HalfStepCounting, [{"max_steps": 10}, {"max_steps": 99}])
+    td = env.rand_action(env.reset())
+    with pytest.raises(SpecMismatchError, match="sub-env 1.*cannot be stored as torch.int64"):
+        env.step(td)
+
+
+def test_a_factory_that_returns_no_env_is_named():
+    class NotAnEnv:
+        pass
+
+    with pytest.raises(hub.errors.BatchingError, match="sub-env 0 .*NotAnEnv.*not a hub env"):
+        hub.SerialEnv(2, NotAnEnv)
+
+
+@pytest.mark.parametrize("cls", [hub.SerialEnv, hub.ParallelEnv])
+def test_a_closed_batch_refuses_attributes_calls_and_seeds(cls):
+    env = cls(2, CountingEnv)
+    env.close()
+    for use in (
+        lambda: env.get_attr("max_steps"),
+        lambda: env.set_attr("max_steps", 3),
+        lambda: env.call("reset"),
+        lambda: env.set_seed(0),
+        lambda: env.max_steps,
+    ):
+        with pytest.raises(hub.errors.ClosedEnvError):
+            use()

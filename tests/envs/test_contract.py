@@ -279,3 +279,17 @@ def test_loops_keep_carried_entries_across_partial_resets():
     data, td = env.step_and_maybe_reset(env.rand_action(td))
     assert td["observation"].squeeze(-1).tolist() == [0, 1]  # the first sub-env was reset
     assert td["hidden"].tolist() == [0.0, 1.0]  # the policy's state survived the reset
+
+
+@pytest.mark.parametrize("steps", ["10", 2.5, None, True])
+def test_rollout_refuses_a_number_of_steps_that_is_not_an_int(steps):
+    env = CountingEnv()
+    with pytest.raises(TypeError, match="rollout\\(max_steps\\) takes a positive int"):
+        env.rollout(steps)
+
+
+def test_set_seed_after_close_is_refused():
+    env = CountingEnv()
+    env.close()
+    with pytest.raises(hub.errors.ClosedEnvError, match="set_seed"):
+        env.set_seed(0)

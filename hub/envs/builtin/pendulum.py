@@ -91,8 +91,12 @@ class PendulumEnv(EnvBase):
         self.state_spec = state
         self.action_spec = Bounded(-self.max_torque, self.max_torque, shape=bs + (1,))
         self.reward_spec = Unbounded(bs + (1,))
-        self.rng = torch.Generator(device=device if device is not None else "cpu")
-        self.rng.seed()
+        # one generator per env of the batch, seeded seed + i: a batch of n equals n envs
+        # seeded one after the other (the seeding rule of every hub batch)
+        where = device if device is not None else "cpu"
+        self.rngs = [torch.Generator(device=where) for _ in range(max(1, bs.numel()))]
+        for rng in self.rngs:
+            rng.seed()
 
     def _observe(
         self, th: torch.Tensor, thdot: torch.Tensor, count: torch.Tensor, batch: torch.Size
@@ -113,9 +117,20 @@ class PendulumEnv(EnvBase):
         batch = inputs.batch_size if inputs is not None else self.batch_size
         shape = batch + (1,)
         dev = self.device
-        th = (torch.rand(shape, generator=self.rng, device=dev) * 2 - 1) * math.pi
-        thdot = torch.rand(shape, generator=self.rng, device=dev) * 2 - 1
         count = torch.zeros(shape, dtype=torch.int64, device=dev)
+        if batch != self.batch_size or not len(batch):  # any batch: the first generator
+            rng = self.rngs[0]
+            th = (torch.rand(shape, generator=rng, device=dev) * 2 - 1) * math.pi
+            thdot = torch.rand(shape, generator=rng, device=dev) * 2 - 1
+            return self._observe(th, thdot, count, batch)
+        th = torch.zeros(shape, device=dev)
+        thdot = torch.zeros(shape, device=dev)
+        flat_th, flat_thdot = th.view(-1, 1), thdot.view(-1, 1)
+        chosen = None if rows is None else torch.as_tensor(rows).reshape(-1).tolist()
+        for i, rng in enumerate(self.rngs):  # each env draws from its own generator
+            if chosen is None or chosen[i]:
+                flat_th[i] = (torch.rand(1, generator=rng, device=dev) * 2 - 1) * math.pi
+                flat_thdot[i] = torch.rand(1, generator=rng, device=dev) * 2 - 1
         return self._observe(th, thdot, count, batch)
 
     def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[str, torch.Tensor]:
@@ -139,10 +154,11 @@ class PendulumEnv(EnvBase):
         return out
 
     def _set_seed(self, seed: int | None) -> None:
-        if seed is None:
-            self.rng.seed()
-        else:
-            self.rng.manual_seed(int(seed))
+        for i, rng in enumerate(self.rngs):
+            if seed is None:
+                rng.seed()
+            else:
+                rng.manual_seed((int(seed) + i) % 2**32)
 
     def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
         """RGB images (``uint8 [*batch, height, width, 3]``) of the pendulums in
