@@ -20,7 +20,7 @@ from hub.external.protocol import recv_message
 from .conftest import Learner
 from .test_serve_cmd import Served, _zeros
 from .test_server_faults import _address, _episode, _hello, _raw
-from .test_serving_limits import _closed_with
+from .test_serving_limits import _closed_with, _wait
 
 
 def _env():
@@ -136,7 +136,7 @@ def test_tls_serves_a_client_that_verifies_the_server(no_leaks, certificate, cap
         with pytest.raises((ConnectionError, ProtocolError, OSError)):
             recv_message(sock, 1 << 20)
         sock.close()
-        assert any("TLS handshake failed" in r.message for r in caplog.records)
+        _wait(lambda: any("TLS handshake failed" in r.message for r in caplog.records))
     finally:
         learner.stop()
         server.close()
