@@ -13,8 +13,9 @@ export SDL_VIDEODRIVER ?= dummy
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+## jax: the JAX plugin's envs, tested by `make test` (about 500 MB, most of it jaxlib)
 venv: $(PY)
-	$(PIP) -e ".[all,test,ray]"
+	$(PIP) -e ".[all,test,ray,jax]"
 
 ## The main job: Pong in EnvPool through hub, 8 envs: a progress bar, a summary and pong.gif
 ## (the 8 games tiled, in colour, with the step and each game's running return).

@@ -48,7 +48,7 @@ def test_the_top_level_names_are_in_the_reference():
 
 def test_the_builtin_plugins_public_names_are_in_the_reference():
     rendered = _rendered()
-    for plugin in ("hub_gym", "hub_envpool", "hub_dm_control"):
+    for plugin in ("hub_gym", "hub_envpool", "hub_dm_control", "hub_jax", "hub_ale"):
         module = importlib.import_module(plugin)
         from hub.lazy import declared_exports
 

@@ -562,6 +562,7 @@ class ParallelEnv(BatchedEnvBase):
         first = None
         if reset_by:
             first = self._read(self._reset_out, reset_by)
+            self._step_rows_into(first, out, [w for w in job.workers if w not in reset_by])
         if restarted:
             rows = np.zeros(self.num_envs, dtype=bool)
             for w in restarted:
@@ -570,12 +571,28 @@ class ParallelEnv(BatchedEnvBase):
             truncate_rows(out, self._last.data, rows, self.env_keys.reward_keys)
             if job.fused:  # the truncated sub-envs start again, as the others that ended
                 restart_first = self._reset_now(restarted)
-                first = restart_first if first is None else _merge(first, restart_first, rows)
+                if first is None:
+                    first = restart_first
+                    self._step_rows_into(first, out, [w for w in job.workers if w not in restarted])
+                else:
+                    first = _merge(first, restart_first, rows)
         self._last.remember(out, job.rows)
         if first is not None:
             ended = self.env_keys.outputs.raw_ended(out, job.rows)
             self._last.remember(first, None if ended is True else ended)
         return out, first
+
+    def _step_rows_into(
+        self, first: dict[Any, Any], out: dict[Any, Any], workers: list[int]
+    ) -> None:
+        """Give ``first`` (a reset output read whole) the step's rows of ``workers``, which
+        reset nothing: the next input is then ``first`` as it is."""
+        for w in workers:
+            a, b = self._bounds[w]
+            for key, value in first.items():
+                step = out.get(key)
+                if step is not None and step.shape == value.shape:
+                    value[a:b] = step[a:b]
 
     def _reset_now(self, workers: list[int]) -> dict[Any, Any]:
         """A synchronous reset of every sub-env of ``workers`` (rebuilt workers in a fused

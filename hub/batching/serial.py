@@ -189,7 +189,7 @@ class SerialEnv(BatchedEnvBase):
         step = self._gather.columns(outs, "step")
         if all(first is None for first in firsts):
             return step, None
-        return step, self._gather.columns(firsts, "reset")
+        return step, self._gather.rows_over(step, firsts, "reset")
 
     def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict[Any, Any]:
         need = self._rows(rows)

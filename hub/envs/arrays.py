@@ -39,7 +39,7 @@ from hub.envs.done import complete_done_flags
 from hub.errors import SpecMismatchError
 from hub.specs import Composite, NestedKey, NonTensor, TensorSpec, numpy_dtype
 
-__all__ = ["as_tensor", "value_shape", "nest", "OutputPlan", "Outputs"]
+__all__ = ["as_tensor", "value_shape", "nest", "rows_over", "OutputPlan", "Outputs"]
 
 
 class Outputs(dict):
@@ -126,6 +126,45 @@ def as_tensor(
     if spec.device is not None and tensor.device != spec.device:
         tensor = tensor.to(spec.device)
     return tensor
+
+
+def rows_over(base: Mapping[Any, Any], reset: Mapping[Any, Any], rows: Any) -> dict[Any, Any]:
+    """A reset's output for the whole batch: ``reset``'s values in ``rows`` (a bool mask of the
+    batch shape), ``base``'s (a step's output) in the other rows, for the entries both hold.
+
+    What the ``_step_reset_arrays`` hook returns as its reset output, from a step output and
+    a partial reset whose other rows hold anything.
+
+    Example:
+        >>> import numpy as np
+        >>> step = {"observation": np.array([[1.0], [2.0]]), "reward": np.ones((2, 1))}
+        >>> reset = {"observation": np.array([[0.0], [9.0]])}
+        >>> rows_over(step, reset, np.array([True, False]))["observation"].ravel().tolist()
+        [0.0, 2.0]
+    """
+    out = dict(reset)
+    for key, new in reset.items():
+        old = base.get(key)
+        if old is None:
+            continue
+        if isinstance(new, torch.Tensor) or isinstance(old, torch.Tensor):
+            new_t = torch.as_tensor(new)
+            old_t = torch.as_tensor(old, device=new_t.device)
+            if old_t.shape != new_t.shape and old_t.numel() == new_t.numel():
+                old_t = old_t.reshape(new_t.shape)
+            if old_t.shape == new_t.shape:
+                mask = torch.as_tensor(rows, device=new_t.device).bool()
+                mask = mask.reshape(mask.shape + (1,) * (new_t.ndim - mask.ndim))
+                out[key] = torch.where(mask, new_t, old_t.to(new_t.dtype))
+            continue
+        new_a, old_a = np.asarray(new), np.asarray(old)
+        if old_a.shape != new_a.shape and old_a.size == new_a.size:
+            old_a = old_a.reshape(new_a.shape)
+        if old_a.shape == new_a.shape:
+            mask = np.asarray(rows, dtype=bool)
+            mask = mask.reshape(mask.shape + (1,) * (new_a.ndim - mask.ndim))
+            out[key] = np.where(mask, new_a, old_a)
+    return out
 
 
 def nest(

@@ -172,10 +172,13 @@ class EnvHooks:
         "by step_and_maybe_reset and rollout, instead of _step_arrays then _reset_arrays",
         "step as _step_arrays does, then reset the sub-envs whose episode ended in this step "
         "(those with terminated or truncated); return (step output, reset output): the reset "
-        "output as _reset_arrays returns it, covering every row that ended, or None when this "
-        "hook reset nothing (hub then resets the ended rows through _reset_arrays). Write it "
-        "when the backend can do both in one pass (a batched env's loop, a worker process, one "
-        "call into native code); the default steps and leaves the resets to hub",
+        "output holds the whole batch's observation (and state) entries, the first "
+        "observations where an episode ended and the step's values in the other rows "
+        "(hub.envs.arrays.rows_over builds it from a partial reset), or None when no episode "
+        "ended (with rows given, None may also leave the resets to hub, through "
+        "_reset_arrays). Write it when the backend can do both in one pass (a batched env's "
+        "loop, a worker process, one call into native code); the default steps and leaves the "
+        "resets to hub",
     )
     def _step_reset_arrays(
         self, inputs: Mapping[NestedKey, Any], rows: Any = None

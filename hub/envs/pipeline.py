@@ -50,6 +50,7 @@ from hub.envs._fast_td import (
     shallow,
 )
 from hub.envs.action_checks import bad_action_values, cast_action
+from hub.envs.arrays import rows_over
 from hub.envs.checks import check_action_bounds, check_reset_output, check_step_output
 from hub.envs.contract import EnvHooks
 from hub.envs.describe import describe
@@ -387,7 +388,14 @@ class StepPipeline(EnvHooks):
             if first is None:  # the backend reset nothing: reset through the reset hook
                 self._reset_rows(keys, ended, next_input)
             else:
-                masks = None if ended is True or bool(ended.all()) else {(): ended}
+                # the backend's reset output holds the step's values in the rows that did not
+                # end; after a partial step ("_step") the rows that did not step come from the
+                # input, so those are merged in
+                masks = None
+                if fast_get(tensordict, "_step") is not None and not (
+                    ended is True or bool(ended.all())
+                ):
+                    masks = {(): ended}
                 fast_update(next_input, self._finish_reset(keys, first, masks, next_input, True))
         return tensordict, next_input
 
@@ -585,18 +593,32 @@ class StepPipeline(EnvHooks):
     ) -> tuple[dict[Any, Any], dict[Any, Any] | None]:
         """Step, then reset the sub-envs whose episode ended, with arrays (the
         ``_step_reset_arrays`` hook), for batched envs and workers (see :meth:`step_arrays`).
-        Returns the step's arrays and the reset's (``None`` when no episode ended)."""
-        self._refuse_closed("step_reset_arrays")
+        Returns the step's arrays and the reset's (``None`` when no episode ended): the whole
+        batch, with the first observations where an episode ended and the step's values in
+        the other rows (the next input, as it is).
+
+        Example:
+            >>> import hub, numpy as np
+            >>> env = hub.make_env("hub:Counting", num_envs=2, max_steps=1)
+            >>> _ = env.reset()
+            >>> out, first = env.step_reset_arrays({"action": np.array([[1], [1]])})
+            >>> out["observation"].ravel().tolist(), first["observation"].ravel().tolist()
+            ([1, 1], [0, 0])
+        """
+        if self._closed:
+            self._refuse_closed("step_reset_arrays")
         if self._writes_arrays:
             out, first = self._step_reset_arrays(inputs, rows)
-            if first is not None:
+            if first is not None or (rows is None and self._fuses_resets):
                 return out, first
         else:
             out = self.step_arrays(inputs, rows)
         ended = self.env_keys.outputs.raw_ended(out, rows)
         if ended is None:
             return out, None
-        return out, self.reset_arrays(None if ended is True else ended)
+        if ended is True:
+            return out, self.reset_arrays()
+        return out, rows_over(out, self.reset_arrays(ended), ended)
 
     # ================================================================== the next input
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:

@@ -24,6 +24,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 from hub.envs._fast_td import fast_del, fast_get, fast_items, fast_keys, fast_set
+from hub.envs.non_tensor_rows import non_tensor_items, where_non_tensor
 from hub.envs.serial_ops import where_rows
 from hub.specs import NestedKey
 
@@ -151,6 +152,12 @@ def mask_reset_output(
         merged = _where(mask, new, old)
         if merged is not None:
             fast_set(out, key, merged)
+    for key, new in non_tensor_items(out):  # strings and other Python values, row by row
+        level = _level_of(key, levels)
+        if level is not None:
+            kept = where_non_tensor(masks[level], new, previous.get(key, None))
+            if kept is not None:
+                out.set(key, kept)
 
 
 def _flat_root_merge(
@@ -191,3 +198,7 @@ def mask_step_output(
         merged = _where(mask, new, old)
         if merged is not None:
             next_data.set(key, merged)
+    for key, new in non_tensor_items(next_data):  # strings and other Python values, row by row
+        kept = where_non_tensor(mask, new, data.get(key, None))
+        if kept is not None:
+            next_data.set(key, kept)

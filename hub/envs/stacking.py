@@ -14,9 +14,16 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
-from tensordict import TensorDict, TensorDictBase, is_tensor_collection
+from tensordict import (
+    NonTensorData,
+    TensorDict,
+    TensorDictBase,
+    is_non_tensor,
+    is_tensor_collection,
+)
 
 from hub.envs._fast_td import fast_column, fast_get, fast_items, new_td
 from hub.envs.serial_ops import stack_tensors
@@ -72,6 +79,9 @@ def _stack_level(
             target = fast_get(into, key)
             if target is None:
                 raise KeyError(f"the output tensordict holds no {key!r} entry to stack into")
+        if is_non_tensor(value):  # strings, Python objects: one value per row
+            out[key] = _stack_non_tensor(column, sub_fallback, dim)
+            continue
         if is_tensor_collection(value):
             out[key] = _stack_level(value, column, sub_fallback, n, dim, target)
             continue
@@ -99,6 +109,18 @@ def _stack_level(
         return into
     batch = template.batch_size
     return new_td(out, batch[:dim] + (n,) + batch[dim:], template.device)
+
+
+def _stack_non_tensor(column: list, fallback: Any, dim: int) -> Any:
+    """Non-tensor entries (``NonTensorData`` / ``NonTensorStack``) stacked into a
+    ``NonTensorStack`` that keeps each row's value; a ``None`` row takes ``fallback``'s row."""
+    if any(c is None for c in column):
+        rest = fallback.unbind(0) if is_non_tensor(fallback) else [None] * len(column)
+        column = [
+            c if c is not None else (rest[i] if rest[i] is not None else NonTensorData(None))
+            for i, c in enumerate(column)
+        ]
+    return torch.stack(column, dim)
 
 
 def cat_like(tds: Sequence[TensorDictBase], dim: int = 0) -> TensorDictBase:

@@ -16,11 +16,13 @@ import numpy as np
 import torch
 from tensordict import TensorDictBase
 
+from hub.export.spaces import is_tuple_names, spec_to_space
 from hub.specs import Categorical, Composite, MultiOneHot, OneHot, TensorSpec
 
 __all__ = [
     "to_numpy",
     "make_obs_reader",
+    "observation_space",
     "make_action_writer",
     "make_buffer_writer",
     "default_observation_keys",
@@ -42,9 +44,10 @@ def to_numpy(value: torch.Tensor, spec: TensorSpec, batched: bool = False) -> An
 
 
 def make_obs_reader(
-    spec: Composite, keys: Sequence[Any], batched: bool
+    spec: Composite, keys: Sequence[Any], batched: bool, as_tuple: bool = False
 ) -> Callable[[TensorDictBase], Any]:
-    """A function from a hub tensordict to the observation: one array, or a dict by key."""
+    """A function from a hub tensordict to the observation: one array, or a dict by key (a
+    tuple for keys ``"0"``, ``"1"``, ... with ``as_tuple``)."""
     if len(keys) == 1:
         key = keys[0]
         leaf = spec[key]
@@ -54,11 +57,38 @@ def make_obs_reader(
 
         return read_one
     leaves = [(_name(k), k, spec[k]) for k in keys]
+    if as_tuple and is_tuple_names([name for name, _, _ in leaves]):
+
+        def read_tuple(td: TensorDictBase) -> tuple[Any, ...]:
+            return tuple(to_numpy(td.get(key), leaf, batched) for _, key, leaf in leaves)
+
+        return read_tuple
 
     def read_dict(td: TensorDictBase) -> dict[str, Any]:
         return {name: to_numpy(td.get(key), leaf, batched) for name, key, leaf in leaves}
 
     return read_dict
+
+
+def observation_space(spec: Composite, keys: Sequence[Any], as_tuple: bool = True) -> Any:
+    """The gymnasium space of the observation entries ``keys`` of ``spec`` (one value, no batch
+    dims): one key gives its space, several a ``Dict``, or a ``Tuple`` when they are ``"0"``,
+    ``"1"``, ... (a gymnasium ``Tuple`` observation that came into hub) and ``as_tuple``.
+
+    Example:
+        >>> from hub.specs import Unbounded
+        >>> spec = Composite({"0": Unbounded((2,)), "1": Unbounded((1,))})
+        >>> type(observation_space(spec, ["0", "1"])).__name__
+        'Tuple'
+    """
+    import gymnasium
+
+    if len(keys) == 1:
+        return spec_to_space(spec[keys[0]])
+    names = [_name(k) for k in keys]
+    if as_tuple and is_tuple_names(names):
+        return gymnasium.spaces.Tuple([spec_to_space(spec[k]) for k in keys])
+    return gymnasium.spaces.Dict({name: spec_to_space(spec[k]) for name, k in zip(names, keys)})
 
 
 def make_action_writer(spec: TensorSpec) -> Callable[[Any], torch.Tensor]:

@@ -1,12 +1,18 @@
 """``to_sb3``: any hub env as a Stable-Baselines3 ``VecEnv``.
 
-SB3's vector API: ``reset() -> obs``, ``step_async(actions)`` / ``step_wait() -> (obs, rewards,
-dones, infos)`` with finished sub-envs reset in the same step, their true last observation in
-``infos[i]["terminal_observation"]`` and ``infos[i]["TimeLimit.truncated"]`` set when the
-episode was cut by a time limit; ``seed(s)`` seeds the next reset (the hub env gets ``s``:
-gym/gymnasium vector envs then seed sub-env ``i`` with ``s + i``, as SB3's ``DummyVecEnv``
-does); ``get_attr`` / ``set_attr`` / ``env_method`` reach the sub-envs where the hub env can
-(batched envs, gym vector envs), else the hub env itself; ``get_images`` renders.
+SB3's vector API, as its ``DummyVecEnv`` gives it: ``reset() -> obs``, ``step_async(actions)`` /
+``step_wait() -> (obs, rewards, dones, infos)`` with finished sub-envs reset in the same step,
+their true last observation in ``infos[i]["terminal_observation"]``, and
+``infos[i]["TimeLimit.truncated"]`` on every step (``True`` when a time limit cut the episode);
+``seed(s)`` seeds the next reset (the hub env gets ``s``: sub-env ``i`` is seeded with
+``s + i``, as in ``DummyVecEnv``); ``get_attr`` / ``set_attr`` / ``env_method`` /
+``env_is_wrapped`` act on the sub-envs of ``indices`` only (:class:`hub.export.subenvs.SubEnvs`:
+a ``ParallelEnv`` runs a method on all its sub-envs, so it refuses ``env_method`` on some);
+the hub env's ``("info", ...)`` entries are in ``infos[i]``; ``get_images`` renders.
+
+Episode statistics (``infos[i]["episode"]``, SB3's ``ep_rew_mean``) come from SB3's
+``VecMonitor(to_sb3(env))``, as for any ``VecEnv`` whose sub-envs are not wrapped in
+``Monitor``: the export adds none itself, so that a ``VecMonitor`` on top never counts twice.
 
 Example:
     >>> import hub
@@ -31,8 +37,10 @@ from hub.export.codec import (
     make_buffer_writer,
     make_obs_reader,
 )
+from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
+from hub.export.subenvs import SubEnvs
 
 __all__ = ["to_sb3"]
 
@@ -122,6 +130,8 @@ def _define(vec_env: type) -> type:  # noqa: C901 - one class body
             else:
                 self._write = write
             self._actions: Any = None
+            self._subenvs = SubEnvs(env)
+            self._info = InfoReader(info_keys(env))
             super().__init__(n, obs_space, action_space)
 
         # -------------------------------------------------------------- observations
@@ -162,19 +172,22 @@ def _define(vec_env: type) -> type:  # noqa: C901 - one class body
             reward = stepper.reward if nxt is None else nxt.get(stepper.reward_key)
             rewards = reward.reshape(n, -1).sum(-1).float().numpy()
             dones = terminated | truncated
-            infos: list[dict[str, Any]] = [{} for _ in range(n)]
+            infos: list[dict[str, Any]] = self._info.rows(source)
+            cut = (truncated & ~terminated).tolist()
+            for i, info in enumerate(infos):  # on every step, as DummyVecEnv
+                info["TimeLimit.truncated"] = cut[i]
             if not dones.any():
                 return self._obs(source), rewards, dones, infos
             last = self._obs(source)
             for i in np.flatnonzero(dones):
                 infos[i]["terminal_observation"] = _row(last, i)
-                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             stepper.reset(mask=None if self._single else dones)
             return self._obs(stepper.td), rewards, dones, infos
 
         def close(self) -> None:
             """Close the hub env."""
             self.hub_env.close()
+            self.closed = True
 
         def get_images(self) -> Sequence[np.ndarray | None]:
             """One RGB frame per sub-env (``render_mode="rgb_array"``)."""
@@ -184,57 +197,28 @@ def _define(vec_env: type) -> type:  # noqa: C901 - one class body
             return [frames] if self._single else [frames[i] for i in range(self.num_envs)]
 
         # -------------------------------------------------------------- sub-env access
-        def _per_env(self, values: Any, indices: Any) -> list[Any]:
-            return [values[i] for i in self._get_indices(indices)]
-
-        def _forwarded(self, method: str) -> Any:
-            """The hub env's per-sub-env accessor (batched envs; gym vector envs forward
-            gymnasium's), or ``None``."""
-            if self._single:
-                return None
-            try:
-                return getattr(self.hub_env, method)
-            except AttributeError:
-                return None
-
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            """The attribute of each sub-env (the hub env's own when it has no sub-envs)."""
+            """The attribute of each sub-env of ``indices`` (through gym wrappers)."""
             if attr_name == "render_mode":
                 return [self._render_mode for _ in self._get_indices(indices)]
-            get_attr = self._forwarded("get_attr")
-            if callable(get_attr):
-                return self._per_env(list(get_attr(attr_name)), indices)
-            value = getattr(self.hub_env, attr_name)
-            return [value for _ in self._get_indices(indices)]
+            return self._subenvs.get_attr(attr_name, self._get_indices(indices))
 
         def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            """Set the attribute on each sub-env (or on the hub env)."""
-            set_attr = self._forwarded("set_attr")
-            if callable(set_attr) and indices is None:
-                set_attr(attr_name, [value] * self.num_envs)
-                return
-            if not self._single and set_attr is not None and indices is not None:
-                current = self.get_attr(attr_name)
-                for i in self._get_indices(indices):
-                    current[i] = value
-                set_attr(attr_name, current)
-                return
-            setattr(self.hub_env, attr_name, value)
+            """Set the attribute on each sub-env of ``indices`` (only those)."""
+            self._subenvs.set_attr(attr_name, value, self._get_indices(indices))
 
         def env_method(
             self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any
         ) -> list[Any]:
-            """Call the method on each sub-env (or once on the hub env, its result repeated)."""
-            call = self._forwarded("call")
-            if callable(call):
-                results = list(call(method_name, *method_args, **method_kwargs))
-                return self._per_env(results, indices)
-            result = getattr(self.hub_env, method_name)(*method_args, **method_kwargs)
-            return [result for _ in self._get_indices(indices)]
+            """Call the method on each sub-env of ``indices`` (only those)."""
+            return self._subenvs.call(
+                method_name, method_args, method_kwargs, self._get_indices(indices)
+            )
 
         def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-            """hub envs are not gymnasium wrappers: ``False`` for each sub-env."""
-            return [False for _ in self._get_indices(indices)]
+            """Whether each sub-env of ``indices`` is wrapped in ``wrapper_class`` (a gym
+            wrapper around the backend's env; hub envs themselves are not gym wrappers)."""
+            return self._subenvs.is_wrapped(wrapper_class, self._get_indices(indices))
 
     return HubSB3VecEnv
 

@@ -8,8 +8,11 @@ hub spec                            gymnasium space
 ``Categorical`` / ``OneHot``        ``Discrete(n)``
 ``MultiCategorical`` / ``MultiOneHot``  ``MultiDiscrete(nvec)``
 ``Binary``                          ``MultiBinary(n)``
-``Composite``                       ``Dict``
+``Composite``                       ``Dict``; ``Tuple`` when its keys are ``"0"``, ``"1"``, ...
 ==================================  =========================================
+
+A gymnasium ``Tuple`` space comes into hub as a ``Composite`` with keys ``"0"``, ``"1"``, ...
+(the gym plugin's conversion), so such a ``Composite`` goes back out as a ``Tuple``.
 
 Example:
     >>> from hub.specs import Bounded
@@ -39,7 +42,17 @@ from hub.specs import (
     numpy_dtype,
 )
 
-__all__ = ["spec_to_space"]
+__all__ = ["spec_to_space", "is_tuple_names"]
+
+
+def is_tuple_names(names: list[str]) -> bool:
+    """Whether ``names`` are the positions of a tuple: ``"0"``, ``"1"``, ... in order.
+
+    Example:
+        >>> is_tuple_names(["0", "1"]), is_tuple_names(["1", "0"]), is_tuple_names([])
+        (True, False, False)
+    """
+    return bool(names) and list(names) == [str(i) for i in range(len(names))]
 
 
 def spec_to_space(spec: TensorSpec) -> Any:
@@ -48,6 +61,9 @@ def spec_to_space(spec: TensorSpec) -> Any:
 
     shape = tuple(spec.shape)
     if isinstance(spec, Composite):
+        names = [str(k) for k in spec.keys()]
+        if is_tuple_names(names):
+            return spaces.Tuple([spec_to_space(spec[k]) for k in names])
         return spaces.Dict({str(k): spec_to_space(v) for k, v in spec.items()})
     if isinstance(spec, (OneHot, Categorical)) and not (
         isinstance(spec, Categorical) and spec.dtype == torch.bool

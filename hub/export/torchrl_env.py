@@ -9,6 +9,16 @@ and the constraints of ``constraints/torchrl.txt``: TorchRL 0.14 needs tensordic
 
 ``hub.make_env(uri, ..., torchrl=True)`` builds the hub env and returns it through this.
 
+Closing follows TorchRL's rule, not hub's: ``close()`` closes the hub env (its workers, pools
+and windows go), and the TorchRL env may still be used: its next ``reset`` (or ``step``,
+``rollout``, ``set_seed``) builds a new hub env first, as TorchRL's batched envs restart their
+workers. So TorchRL's pattern works: its ``Collector`` closes the env at ``total_frames`` and
+the tutorial then evaluates on the same env. The new hub env comes from the factory that
+:func:`hub.make_env` recorded (:mod:`hub.export.reopen`), or from ``to_torchrl(env,
+reopen=fn)``; it is seeded, when the closed one was, with the seed its ``set_seed`` named for
+the next env. Without a factory (an env built by hand), use after ``close()`` raises
+``ClosedEnvError`` saying so.
+
 Example:
     >>> import hub
     >>> env = hub.to_torchrl(hub.make_env("hub:Pendulum"))  # doctest: +SKIP
@@ -21,7 +31,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hub.errors import HubError, MissingDependencyError
+from hub.errors import ClosedEnvError, HubError, MissingDependencyError
+from hub.export.reopen import Factory, factory_of
 from hub.specs import (
     Binary,
     Bounded,
@@ -92,17 +103,20 @@ def spec_to_torchrl(spec: TensorSpec) -> Any:
     raise HubError(f"hub cannot give a {type(spec).__name__} spec to TorchRL.")
 
 
-def to_torchrl(env: Any) -> Any:
+def to_torchrl(env: Any, *, reopen: Factory | None = None) -> Any:
     """Wrap the hub env ``env`` as a ``torchrl.envs.EnvBase`` (see the module docs).
 
     Args:
         env: any hub env (batch size ``[]`` or batched).
+        reopen: a function of no argument that builds a hub env like ``env``, used when the
+            TorchRL env is used after ``close()``; by default the one :func:`hub.make_env`
+            recorded for ``env``.
 
     Returns:
         a TorchRL env with the same batch size, device and specs, whose ``hub_env`` is ``env``.
     """
     _torchrl_data()
-    return _env_class()(env)
+    return _env_class()(env, reopen if reopen is not None else factory_of(env))
 
 
 _CLASS: Any = None
@@ -119,9 +133,11 @@ def _define(base: type) -> type:
     class HubTorchRLEnv(base):  # type: ignore[misc, valid-type]
         """A TorchRL env that runs a hub env (made by :func:`hub.to_torchrl`)."""
 
-        def __init__(self, env: Any) -> None:
+        def __init__(self, env: Any, reopen: Factory | None = None) -> None:
             super().__init__(device=env.device, batch_size=env.batch_size)
             self.hub_env = env
+            self._reopen = reopen
+            self._seed: int | None = None
             self.full_observation_spec = spec_to_torchrl(env.full_observation_spec)
             self.full_action_spec = spec_to_torchrl(env.full_action_spec)
             self.full_reward_spec = spec_to_torchrl(env.full_reward_spec)
@@ -129,6 +145,7 @@ def _define(base: type) -> type:
             state = env.full_state_spec
             if len(list(state.keys())):
                 self.full_state_spec = spec_to_torchrl(state)
+            self.is_closed = False
 
         @property
         def batch_locked(self) -> bool:
@@ -139,17 +156,36 @@ def _define(base: type) -> type:
             if bool(value) != bool(self.hub_env.batch_locked):
                 raise HubError("batch_locked comes from the hub env and cannot be changed.")
 
+        def _live(self) -> Any:
+            """The hub env, built again when it was closed (TorchRL's rule)."""
+            env = self.hub_env
+            if not env.is_closed:
+                return env
+            if self._reopen is None:
+                raise ClosedEnvError(
+                    f"this TorchRL env was closed and its hub env ({type(env).__name__}) cannot "
+                    "be built again: it was not made by hub.make_env. Pass a factory, "
+                    "hub.to_torchrl(env, reopen=lambda: <build the env>), or build a new env."
+                )
+            fresh = self._reopen()
+            if self._seed is not None:
+                fresh.set_seed(fresh.set_seed(self._seed))  # the seed named for the next env
+            self.hub_env = fresh
+            self.is_closed = False
+            return fresh
+
         def _reset(self, tensordict: Any = None, **kwargs: Any) -> Any:
             # a shallow copy: hub's reset drops the "_reset" entries of its input, and TorchRL
             # reads them after this call
             given = None if tensordict is None else tensordict.copy()
-            return self.hub_env.reset(given, **kwargs)
+            return self._live().reset(given, **kwargs)
 
         def _step(self, tensordict: Any) -> Any:
-            return self.hub_env.step(tensordict.copy()).get("next")
+            return self._live().step(tensordict.copy()).get("next")
 
         def _set_seed(self, seed: int | None) -> None:
-            self.hub_env.set_seed(seed)
+            self._seed = seed
+            self._live().set_seed(seed)
 
         def close(self, *, raise_if_closed: bool = True) -> None:
             self.hub_env.close()

@@ -39,9 +39,16 @@ from packaging.version import Version
 
 from hub.errors import HubError
 from hub.export import render as _render
-from hub.export.codec import make_action_writer, make_buffer_writer, make_obs_reader
+from hub.export.codec import (
+    make_action_writer,
+    make_buffer_writer,
+    make_obs_reader,
+    observation_space,
+)
+from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
+from hub.export.subenvs import SubEnvs, backend_env
 
 # loaded on demand: only to_gymnasium imports this module
 gymnasium = importlib.import_module("gymnasium")
@@ -123,22 +130,23 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         spec = env.full_observation_spec
         single = spec[0]
         keys = list(keys)
-        if len(keys) == 1:
-            self.single_observation_space = spec_to_space(single[keys[0]])
-        else:
-            self.single_observation_space = gymnasium.spaces.Dict(
-                {k if isinstance(k, str) else "/".join(k): spec_to_space(single[k]) for k in keys}
-            )
+        self.single_observation_space = observation_space(single, keys)
         self._stepper = stepper = Stepper(env)
         action_spec = env.full_action_spec[stepper.action_key]
         self.single_action_space = spec_to_space(action_spec[0])
         batch = gymnasium.vector.utils.batch_space
         self.observation_space = batch(self.single_observation_space, n)
         self.action_space = batch(self.single_action_space, n)
-        self.metadata = {"render_modes": list(_render.RENDER_MODES)}
+        self._subenvs = SubEnvs(env)
+        self._info = InfoReader(info_keys(env))
+        self.spec = self._sub_env_spec()
+        self.metadata = {
+            "render_modes": list(_render.RENDER_MODES),
+            **self._sub_env_metadata(),
+        }
         if _HAS_MODES:
             self.metadata["autoreset_mode"] = self.autoreset_mode
-        self._read_td = make_obs_reader(spec, keys, batched=True)
+        self._read_td = make_obs_reader(spec, keys, batched=True, as_tuple=True)
         if stepper.fast:
             self._write_action = make_buffer_writer(action_spec, stepper.td.get(stepper.action_key))
         else:
@@ -152,6 +160,85 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         self._started = False
 
     # ------------------------------------------------------------------ attributes
+    def _sub_env_spec(self) -> Any:
+        """The gymnasium ``EnvSpec`` of the sub-envs when they are gymnasium envs (``None``
+        otherwise, as a ``SyncVectorEnv`` built by hand has)."""
+        try:
+            spec = self._subenvs.get_attr("spec", [0])[0]
+        except Exception:  # noqa: BLE001 - sub-envs without a gymnasium spec
+            return None
+        return spec if type(spec).__name__ == "EnvSpec" else None
+
+    def _sub_env_metadata(self) -> dict[str, Any]:
+        """The first sub-env's metadata (``render_fps``...) when it is a gymnasium env's."""
+        try:
+            metadata = self._subenvs.get_attr("metadata", [0])[0]
+        except Exception:  # noqa: BLE001 - hub envs have no gymnasium metadata
+            return {}
+        if not isinstance(metadata, dict):
+            return {}
+        return {k: v for k, v in metadata.items() if k not in ("render_modes", "autoreset_mode")}
+
+    def _sub_env_generators(self, name: str) -> tuple[Any, ...] | None:
+        """``name`` (``np_random`` or ``np_random_seed``) of each sub-env when they are
+        gymnasium envs in this process (as a ``SyncVectorEnv`` gives them), else ``None``."""
+        if _VERSION < Version("1.0"):
+            return None
+        objects = self._subenvs.objects()
+        if objects is None or not all(
+            backend_env(o) is not None or hasattr(o, "unwrapped") for o in objects
+        ):
+            return None
+        try:
+            return tuple(self._subenvs.get_attr(name))
+        except (AttributeError, HubError):
+            return None
+
+    @property
+    def np_random(self) -> Any:
+        """The sub-envs' generators (a tuple, as ``SyncVectorEnv``'s) when they are gymnasium
+        envs of this process; else this env's own generator (``VectorEnv``'s)."""
+        generators = self._sub_env_generators("np_random")
+        if generators is not None:
+            return generators
+        if getattr(self, "_np_random", None) is None:
+            self._seed_np_random(None)
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: Any) -> None:
+        self._np_random = value
+
+    @property
+    def np_random_seed(self) -> Any:
+        """The sub-envs' seeds (a tuple, as ``SyncVectorEnv``'s) when they are gymnasium envs of
+        this process; else the seed given to ``reset``."""
+        seeds = self._sub_env_generators("np_random_seed")
+        if seeds is not None:
+            return seeds
+        return getattr(self, "_np_random_seed", None)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of each sub-env (gymnasium's ``VectorEnv.get_attr``)."""
+        return tuple(self._subenvs.get_attr(name))
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Set the attribute ``name`` of each sub-env: one value each (a list or tuple of
+        ``num_envs`` values) or one for all, as gymnasium's ``VectorEnv.set_attr``."""
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError(
+                "Values must be a list or tuple with length equal to the number of "
+                f"environments. Got `{len(values)}` values for {self.num_envs} environments."
+            )
+        self._subenvs.set_each(name, list(values))
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of each sub-env (an attribute gives its value), as
+        gymnasium's ``VectorEnv.call``."""
+        return tuple(self._subenvs.call(name, args, kwargs))
+
     @property
     def autoreset_mode(self) -> Any:
         """gymnasium's ``AutoresetMode`` member of this env (gymnasium >= 1.1; before, the
@@ -181,13 +268,14 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         if mask is None or not self._started:
             self._stepper.reset(**kwargs)
             self._autoreset[:] = False
+            mask = None
         else:
             self._stepper.reset(mask=mask, **kwargs)
             self._autoreset[mask] = False
         self._started = True
-        return self._read_td(self._stepper.td), {}
+        return self._read_td(self._stepper.td), self._info.vector(self._stepper.td, mask)
 
-    def _seed_np_random(self, seed: int) -> None:
+    def _seed_np_random(self, seed: int | None) -> None:
         self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
 
     def _check_mask(self, mask: Any) -> np.ndarray:
@@ -264,41 +352,52 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
             nxt = stepper.step()
         source = stepper.td if nxt is None else nxt
         terminated, truncated, reward = self._flags(source, stepper)
-        info: dict[str, Any] = {}
         if mode == NEXT_STEP:
-            if pending:
+            if pending:  # the sub-envs that ended last step start again, not stepped
                 stepper.reset(mask=restart)
                 terminated[restart] = False
                 truncated[restart] = False
                 reward[restart] = 0.0
             self._autoreset = terminated | truncated
+            info = self._info.vector(stepper.td)
             return self._read_td(stepper.td), reward, terminated, truncated, info
         done = terminated | truncated
         if mode == DISABLED:
             self._autoreset = done
+            info = self._info.vector(source)
             return self._read_td(source), reward, terminated, truncated, info
         # same step
         if not done.any():
+            info = self._info.vector(source)
             return self._read_td(source), reward, terminated, truncated, info
+        final_info = self._info.vector(source, done)
         last = self._read_td(source)
         finals = np.full(self.num_envs, None, dtype=object)
         for i in np.flatnonzero(done):
             finals[i] = _row(last, i)
         stepper.reset(mask=done)
+        info = self._info.vector(stepper.td)
         if _HAS_MODES or _VERSION >= Version("1.0"):
-            info = {
-                "final_obs": finals,
-                "_final_obs": done.copy(),
-                "final_info": {},
-                "_final_info": done.copy(),
-            }
-        else:  # gymnasium < 1.0
-            info = {
-                "final_observation": finals,
-                "_final_observation": done.copy(),
-                "final_info": np.array([{} if d else None for d in done], dtype=object),
-                "_final_info": done.copy(),
-            }
+            info.update(
+                final_obs=finals,
+                _final_obs=done.copy(),
+                final_info=final_info,
+                _final_info=done.copy(),
+            )
+        else:  # gymnasium < 1.0: one dict per sub-env
+            rows = [{} for _ in range(self.num_envs)]
+            for name, value in final_info.items():
+                if not name.startswith("_"):
+                    for i in np.flatnonzero(done):
+                        rows[i][name] = value[i]
+            info.update(
+                final_observation=finals,
+                _final_observation=done.copy(),
+                final_info=np.array(
+                    [rows[i] if d else None for i, d in enumerate(done)], dtype=object
+                ),
+                _final_info=done.copy(),
+            )
         return self._read_td(stepper.td), reward, terminated, truncated, info
 
     def _flags(self, td: Any, stepper: Stepper) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -327,4 +426,6 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
 def _row(obs: Any, index: int) -> Any:
     if isinstance(obs, dict):
         return {k: v[index] for k, v in obs.items()}
+    if isinstance(obs, tuple):
+        return tuple(v[index] for v in obs)
     return obs[index]

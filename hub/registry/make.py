@@ -121,11 +121,58 @@ def make_env(
         env.set_seed(seed)
     if transforms is not None:
         env = _transformed(env, transforms)
+    _remember_factory(
+        env, uri, num_envs, batching, device, transforms, checks, timeout, seed, kwargs
+    )
     if torchrl:
         from hub.export import to_torchrl
 
         env = to_torchrl(env)
     return env
+
+
+def _remember_factory(
+    env: Any,
+    uri: str,
+    num_envs: Any,
+    batching: str,
+    device: Any,
+    transforms: Any,
+    checks: Any,
+    timeout: Any,
+    seed: int | None,
+    kwargs: dict[str, Any],
+) -> None:
+    """Keep how to build ``env`` again (with new copies of the transforms, and seeded with the
+    seed ``set_seed(seed)`` names for the next env), for the exports that reuse an env after
+    ``close()`` (:mod:`hub.export.reopen`)."""
+    from hub.export.reopen import remember_factory
+
+    kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+
+    def again() -> Any:
+        copies = None
+        if transforms is not None:
+            copies = (
+                [t.clone() for t in transforms]
+                if isinstance(transforms, (list, tuple))
+                else transforms.clone()
+            )
+        fresh = make_env(
+            uri,
+            num_envs=num_envs,
+            batching=batching,
+            device=device,
+            transforms=copies,
+            checks=checks,
+            timeout=timeout,
+            **kwargs,
+        )
+        if seed is not None:
+            fresh.set_seed(fresh.set_seed(seed))
+        return fresh
+
+    remember_factory(env, again)
 
 
 def make_env_single(namespace: str, env_id: str, **kwargs: Any) -> Any:

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import hub
@@ -22,6 +23,9 @@ __all__ = ["hub_namespaces", "make", "list_envs"]
 
 def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase:
     """Build the built-in env ``env_id``; ``num_envs=N`` gives one env of batch size ``[N]``.
+
+    ``render_mode`` is taken by every built-in env, as by gymnasium's ``make``: ``None`` by all,
+    ``"rgb_array"`` by those that render (Pendulum); the others say they cannot.
 
     Example:
         >>> make("Pendulum").batch_size
@@ -37,6 +41,13 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> hub.EnvBase
             f"The namespace 'hub' has no env {env_id!r}; its envs are {known}.", env_id=env_id
         ) from None
     batch_size = (num_envs,) if num_envs is not None else ()
+    if "render_mode" in kwargs and "render_mode" not in inspect.signature(cls.__init__).parameters:
+        mode = kwargs.pop("render_mode")
+        if mode is not None:
+            raise hub.errors.HubError(
+                f"hub:{env_id} does not render (render_mode={mode!r}); hub:Pendulum does, "
+                "with render_mode='rgb_array'."
+            )
     return cls(batch_size=batch_size, **kwargs)
 
 

@@ -6,7 +6,8 @@ as it is, that would be a transition whose action was ignored. hub never exposes
 
 * sync mode: the step that ends an episode returns its true last observation. The env is then
   *pending*: hub resets it when asked (``reset`` with ``"_reset"``, which
-  ``step_and_maybe_reset`` and ``rollout`` do), by EnvPool's reset of exactly those env ids; the
+  ``step_and_maybe_reset`` and ``rollout`` do), by sending exactly those env ids a step, which
+  EnvPool answers by restarting them as its own autoreset does (:func:`restart_mask`); the
   next step then acts normally. Stepping a pending env is an error, as in every hub env.
   :class:`PendingResets` keeps the books.
 * async mode (``step_send`` / ``step_fetch``): sending anything to a finished env resets it, so
@@ -30,7 +31,27 @@ import numpy as np
 import hub
 from hub.batching import AsyncCallError
 
-__all__ = ["PendingResets", "AsyncBook"]
+__all__ = ["PendingResets", "AsyncBook", "restart_mask"]
+
+
+def restart_mask(
+    pending: PendingResets, ids: np.ndarray, last_action: np.ndarray | None
+) -> np.ndarray:
+    """Which envs of ``ids`` ended an episode that EnvPool will restart itself when sent a step
+    (its own autoreset; the action is ignored): those marked pending by a step since the last
+    full reset. The others (never started, or reset in the middle of an episode) need EnvPool's
+    ``reset``.
+
+    Example:
+        >>> pending = PendingResets(3)
+        >>> pending.clear(None)
+        >>> pending.mark(np.array([False, True, False]))
+        >>> restart_mask(pending, np.array([1, 2]), np.zeros(3)).tolist()
+        [True, False]
+    """
+    if last_action is None or not pending.started:
+        return np.zeros(len(ids), dtype=bool)
+    return pending.mask[ids].copy()
 
 
 class PendingResets:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             an env whose episode ends stops there). EnvPool's own frame skip (4 for Atari) is a
             task option: ``envpool.make(..., frame_skip=k)``.
         unbatched: with a single env, give it batch size ``[]``.
+        infos: EnvPool's info arrays to keep as observation entries ``("info", name)`` (Atari's
+            ``lives``, ``reward``, ``terminated``...): ``True`` for all, or their names;
+            the exports hand them back in their ``info`` dicts (:mod:`hub.export.infos`).
         device: where the env's tensors go (default: CPU, zero-copy).
         **kwargs: the :class:`hub.EnvBase` arguments (``checks``, ...).
 
@@ -82,8 +86,10 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         categorical_action_encoding: bool = False,
         frame_skip: int = 1,
         unbatched: bool = False,
+        infos: bool | Sequence[str] = False,
         **kwargs: Any,
     ) -> None:
+        self.infos = infos
         if env is not None:
             if not all(hasattr(env, name) for name in ("spec", "config", "_recv", "_send")):
                 raise TypeError(
@@ -168,6 +174,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
         if self.is_async:
             obs["env_id"] = Categorical(self.num_workers, shape=batch, device=device)
             obs["is_init"] = specs.flag_spec(batch, device)
+        infos = specs.info_names(spec._state_keys, self.infos)
+        if infos:
+            obs["info"] = specs.info_spec(spec, infos, batch, device)
         self.observation_spec = obs
         action = specs.action_spec(act_space, batch, device, self.categorical_action_encoding)
         self.action_spec = action
@@ -186,7 +195,9 @@ class MultiThreadedEnvWrapper(hub.EnvWrapper):
             rows=self.pool_batch_size,
             unbatched=self.unbatched,
         )
-        layout = specs.state_layout(spec._state_keys, dict_obs=specs.is_dict_space(obs_space))
+        layout = specs.state_layout(
+            spec._state_keys, dict_obs=specs.is_dict_space(obs_space), infos=infos
+        )
         self._runner = PoolRunner(
             layout,
             num_workers=self.num_workers,

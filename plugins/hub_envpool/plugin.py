@@ -26,8 +26,8 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> Any:
     """Build ``env_id`` with ``num_envs`` envs in one pool (``None``: one env, batch size ``[]``).
 
     Other keyword arguments go to :class:`hub_envpool.MultiThreadedEnv` (``create_env_kwargs``,
-    ``categorical_action_encoding``, ``frame_skip``, ``batch_size``, ``device``, ...); any other
-    name is taken as an EnvPool task option (``make("Pong-v5", img_height=64)``).
+    ``categorical_action_encoding``, ``frame_skip``, ``infos``, ``batch_size``, ``device``, ...);
+    any other name is taken as an EnvPool task option (``make("Pong-v5", img_height=64)``).
 
     Example:
         >>> make("CartPole-v1").batch_size
@@ -40,6 +40,7 @@ def make(env_id: str, num_envs: int | None = None, **kwargs: Any) -> Any:
         "categorical_action_encoding",
         "device",
         "frame_skip",
+        "infos",
         "batch_size",
         "unbatched",
         "env_type",

@@ -6,7 +6,8 @@ and turns the arrays into tensors with :func:`torch.from_numpy`: EnvPool allocat
 for every output (hub checks this in its tests), so no copy is needed. No spec work, no dict
 rebuilding from EnvPool's Python layer, no per-env Python loop on the step path.
 
-A step of every env that ends episodes sends the reset of those envs at once, before it returns
+A step of every env that ends episodes sends the restart of those envs at once (a step to
+them: EnvPool's own autoreset), before it returns
 (:meth:`PoolRunner.step`): EnvPool's threads reset them while hub builds the step's output and the
 next input, and the reset that follows (:meth:`PoolRunner.reset_ended`, or any reset of those
 envs) only collects the result. Any other call first collects it and keeps it for the reset of
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hub_envpool.autoreset import AsyncBook, PendingResets
+from hub_envpool.autoreset import AsyncBook, PendingResets, restart_mask
 from hub_envpool.compat import RawCalls
 from hub_envpool.specs import StateLayout
 
@@ -87,6 +88,7 @@ class PoolRunner:
         """Use the C++ calls of a (new) pool; every env must be reset before it is stepped."""
         self.raw = raw
         self.inflight = None
+        self.last_action: np.ndarray | None = None  # a restart sends it to ended envs
         self.fresh: list[Any] | None = None  # an early reset's output, received, not yet used
         self.pending = PendingResets(self.num_workers)
         self.book = AsyncBook(self.num_workers, self.batch_size) if self.is_async else None
@@ -201,15 +203,29 @@ class PoolRunner:
         fresh_ids = None if fresh is None else fresh[self.layout.env_id]
         use = None if fresh is None else np.isin(fresh_ids, ids)
         if use is None or not use.any():
-            self.raw.reset(ids)
-            return self.raw.recv()
+            return self._restart(ids)
         self.fresh = None if use.all() else self._rows_where(fresh, ~use)
         rows = self._rows_where(fresh, use)
         others = ids[~np.isin(ids, fresh_ids)]
         if others.size:
-            self.raw.reset(others)
-            rows = self._concat(rows, self.raw.recv())
+            rows = self._concat(rows, self._restart(others))
         return rows
+
+    def _restart(self, ids: np.ndarray) -> list[Any]:
+        """EnvPool's output rows for new episodes of ``ids``: the envs whose episode ended are
+        sent a step, which EnvPool answers by restarting them as its own autoreset does (with
+        ``episodic_life``, a lost life continues the game: its ``reset`` would start a new
+        game); the others are reset."""
+        ended = restart_mask(self.pending, ids, self.last_action)
+        if not ended.any():
+            self.raw.reset(ids)
+            return self.raw.recv()
+        self.raw.send([ids[ended], ids[ended], self.last_action[ids[ended]]])
+        rows = self.raw.recv()
+        if ended.all():
+            return rows
+        self.raw.reset(ids[~ended])
+        return self._concat(rows, self.raw.recv())
 
     def _rows_where(self, rows: list[Any], keep: np.ndarray) -> list[Any]:
         """The observation and env id arrays of EnvPool's output ``rows`` at the rows ``keep``
@@ -308,6 +324,7 @@ class PoolRunner:
         if self.inflight is not None:
             self._settle()
         raw = self.raw
+        self.last_action = action
         if stepped is None:
             ids = self.all_ids
             raw.send([ids, ids, action])
@@ -326,8 +343,10 @@ class PoolRunner:
         if np.count_nonzero(done):
             pending.mark(done if stepped is None else done & stepped)
             if stepped is None:  # every env stepped, so pending holds just the ended ones
-                self.inflight = np.flatnonzero(pending.mask).astype(np.int32)
-                raw.reset(self.inflight)  # sent now, received by the reset that follows
+                self.inflight = ids = np.flatnonzero(pending.mask).astype(np.int32)
+                # sent now, received by the reset that follows: a step to an ended env is
+                # EnvPool's own restart of it (see _restart)
+                raw.send([ids, ids, action[ids]])
         return states, done, trunc
 
     def repeat(

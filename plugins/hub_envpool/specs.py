@@ -34,7 +34,12 @@ __all__ = [
     "observation_spec",
     "action_spec",
     "flag_spec",
+    "info_names",
+    "info_spec",
 ]
+
+#: EnvPool's info arrays that hub keeps for itself (the env ids) or that hold one row per player
+_OWN_INFOS = ("env_id", "players.env_id")
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,11 @@ def _hub_key(state_key: str, dict_obs: bool) -> NestedKey:
     return path[0] if len(path) == 1 else path
 
 
-def state_layout(state_keys: Sequence[str], *, dict_obs: bool) -> StateLayout:
-    """Where each hub entry sits in the list EnvPool's ``_recv()`` returns.
+def state_layout(
+    state_keys: Sequence[str], *, dict_obs: bool, infos: Sequence[str] = ()
+) -> StateLayout:
+    """Where each hub entry sits in the list EnvPool's ``_recv()`` returns; the info arrays
+    named in ``infos`` (``"lives"``...) are observation entries ``("info", name)``.
 
     Raises:
         HubError: the keys lack one EnvPool always has (an EnvPool version hub does not know).
@@ -86,6 +94,7 @@ def state_layout(state_keys: Sequence[str], *, dict_obs: bool) -> StateLayout:
         raise hub.errors.HubError(
             f"EnvPool returns {len(obs)} observation arrays but declares a single space."
         )
+    obs = obs + tuple((("info", name), keys.index(f"info:{name}")) for name in infos)
     return StateLayout(obs, found["reward"], found["done"], found["trunc"], found["info:env_id"])
 
 
@@ -183,3 +192,63 @@ def flag_spec(batch_size: Sequence[int], device: Any) -> Categorical:
     import torch
 
     return Categorical(2, shape=(*batch_size, 1), device=device, dtype=torch.bool)
+
+
+def info_names(state_keys: Sequence[str], wanted: bool | Sequence[str]) -> list[str]:
+    """The names of the EnvPool info arrays to keep: every one (``True``; not the env ids,
+    which hub keeps itself), none (``False``), or those of ``wanted``.
+
+    Raises:
+        HubError: a name of ``wanted`` is not one of the task's info arrays.
+
+    Example:
+        >>> keys = ["info:env_id", "info:players.env_id", "obs", "info:lives", "info:reward"]
+        >>> info_names(keys, True), info_names(keys, ["lives"]), info_names(keys, False)
+        (['lives', 'reward'], ['lives'], [])
+    """
+    available = [
+        key.split(":", 1)[1]
+        for key in state_keys
+        if key.startswith("info:") and key.split(":", 1)[1] not in _OWN_INFOS
+    ]
+    if wanted is True:
+        return available
+    if wanted is False or wanted is None:
+        return []
+    names = [str(name) for name in wanted]
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise hub.errors.HubError(
+            f"this EnvPool task has no info array {unknown}; its infos are {available} "
+            "(infos=True keeps them all)."
+        )
+    return names
+
+
+def info_spec(
+    task_spec: Any, names: Sequence[str], batch_size: Sequence[int], device: Any
+) -> Composite:
+    """The specs of the info arrays ``names`` (an entry of shape ``batch_size`` for a number per
+    env, ``(*batch_size, *shape)`` for an array per env), from EnvPool's array specs.
+
+    Example:
+        >>> import envpool
+        >>> spec = info_spec(envpool.make_spec("Pong-v5"), ["lives", "ram"], (2,), None)
+        >>> spec["lives"].shape, spec["lives"].dtype, spec["ram"].shape
+        (torch.Size([2]), torch.int32, torch.Size([2, 128]))
+    """
+    from hub.specs import Unbounded, torch_dtype
+
+    arrays = task_spec.state_array_spec
+    batch = tuple(batch_size)
+    if not batch:
+        raise hub.errors.HubError(
+            "EnvPool's infos are kept for batched envs: build with num_envs=N (num_envs=1 for "
+            "one env) to keep them."
+        )
+    leaves = {}
+    for name in names:
+        array = arrays[f"info:{name}"]
+        shape = tuple(int(d) for d in array.shape if int(d) != -1)
+        leaves[name] = Unbounded((*batch, *shape), device=device, dtype=torch_dtype(array.dtype))
+    return Composite(leaves, shape=batch, device=device)

@@ -24,7 +24,13 @@ from tensordict import TensorDict
 
 from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
 
-__all__ = ["make_encoder", "make_observation_encoder", "array_encoder", "Encoder"]
+__all__ = [
+    "make_encoder",
+    "make_observation_encoder",
+    "array_encoder",
+    "non_tensor_rows_encoder",
+    "Encoder",
+]
 
 Encoder = Callable[[Any], Any]
 
@@ -44,7 +50,38 @@ def make_encoder(space: Any, spec: TensorSpec) -> Encoder:
         return _discrete_encoder(spec, int(getattr(space, "start", 0)))
     if kind == "Sequence" and not isinstance(spec, NonTensor):
         return _sequence_encoder(spec)
+    if isinstance(spec, NonTensor):
+        # one value per row of a batch; one env's value as it is (hub wraps both)
+        return non_tensor_rows_encoder(spec) if len(spec.shape) == 1 else _identity
     return spec.encode
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
+    """One Python value per sub-env (a vector env's ``Text``, ``Sequence``, ``Graph``... values,
+    which gymnasium batches as tuples) -> a numpy object array with a value per row, so that a
+    partial reset can replace some rows (hub makes it a ``NonTensorStack``).
+
+    Example:
+        >>> encode = non_tensor_rows_encoder(NonTensor(shape=(2,)))
+        >>> encode(("go left", "go right")).tolist()
+        ['go left', 'go right']
+    """
+    rows = int(spec.shape[0])
+
+    def encode(value: Any) -> Any:
+        values = list(value) if isinstance(value, (list, tuple, np.ndarray)) else None
+        if values is None or len(values) != rows:
+            return spec.encode(value)
+        out = np.empty(rows, dtype=object)
+        for i, item in enumerate(values):  # one by one: a tuple item stays one value
+            out[i] = item
+        return out
+
+    return encode
 
 
 def array_encoder(spec: TensorSpec) -> Encoder:

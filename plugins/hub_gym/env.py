@@ -30,7 +30,6 @@ from hub.envs.wrapper import BASE_KWARGS
 from hub.specs import (
     Bounded,
     Composite,
-    Unbounded,
 )
 from hub_gym.actions import make_action_reader
 from hub_gym.compat import Compat, resolve_compat
@@ -38,6 +37,7 @@ from hub_gym.compat.make import import_env_package
 from hub_gym.detect import backend_of, is_vector_env
 from hub_gym.encoding import array_encoder, make_observation_encoder
 from hub_gym.info import InfoDictReader
+from hub_gym.rewards import reward_spec_of
 
 __all__ = ["GymWrapper", "GymEnv"]
 
@@ -164,7 +164,7 @@ class GymWrapper(hub.GymLikeEnv):
             self.full_action_spec = Composite(action=action_spec, shape=batch, device=self.device)
         else:
             self.action_spec = action_spec
-        self.reward_spec = Unbounded((*batch, 1), device=self.device, dtype=torch.float32)
+        self.reward_spec = reward_spec_of(env, batch, self.device)  # vector rewards: MO envs
         self._obs_space, self._act_space = obs_space, act_space
 
     def _render(self, env: Any, reset: bool = False) -> Any:
@@ -399,6 +399,7 @@ class GymEnv(GymWrapper):
     def __init__(
         self,
         env_name: str,
+        /,  # positional: an env's own make() may take an env_name (Meta-World's MT1 does)
         *,
         num_envs: int | None = None,
         vectorization: str = "sync",

@@ -3,8 +3,8 @@
 * namespaces ``gymnasium:`` and ``gym:``: ``hub.make_env("gymnasium:CartPole-v1", num_envs=4)``
   builds a :class:`~hub_gym.GymEnv` with that backend (``num_envs`` gives one gymnasium/gym
   vector env, natively batched);
-* spec conversions for every ``gymnasium.spaces`` and ``gym.spaces`` class hub knows, keyed by
-  dotted names so that nothing is imported to declare them;
+* spec conversions for every ``gymnasium.spaces`` and ``gym.spaces`` class hub knows, and for
+  MiniGrid's ``MissionSpace``, keyed by dotted names so that nothing is imported to declare them;
 * the backend family ``"gym"`` with candidates ``gymnasium`` and ``gym``, which
   :func:`hub.set_gym_backend` chooses between.
 
@@ -123,10 +123,19 @@ def hub_namespaces() -> list[hub.Namespace]:
 def hub_spec_conversions() -> list[hub.SpecConversion]:
     """Converters for ``gymnasium.spaces.*`` and ``gym.spaces.*``."""
     return [
-        hub.SpecConversion(f"{backend}.spaces.{cls}", convert=partial(_convert, converter))
-        for backend in BACKENDS
-        for cls, converter in SPACE_CONVERTERS.items()
+        *(
+            hub.SpecConversion(f"{backend}.spaces.{cls}", convert=partial(_convert, converter))
+            for backend in BACKENDS
+            for cls, converter in SPACE_CONVERTERS.items()
+        ),
+        hub.SpecConversion("minigrid.core.mission.MissionSpace", convert=_convert_mission),
     ]
+
+
+def _convert_mission(space: Any, **kwargs: Any) -> Any:
+    from hub_gym.mission import mission_to_spec
+
+    return mission_to_spec(space, **kwargs)
 
 
 @hub.hookimpl

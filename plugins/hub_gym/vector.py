@@ -36,6 +36,7 @@ import hub
 from hub.specs import Composite
 from hub_gym.compat.vector import DISABLED, NEXT_STEP, SAME_STEP
 from hub_gym.encoding import make_observation_encoder
+from hub_gym.row_steps import can_step_rows, step_rows
 
 if TYPE_CHECKING:
     from hub_gym.env import GymWrapper
@@ -85,6 +86,8 @@ class VectorRunner:
         self.cache_valid = np.zeros(self.n, dtype=bool)
         self.last: dict[str, Any] | None = None
         self.seed_kwargs: dict[str, Any] = {}  # the next reset's seed (see seed())
+        # partial steps step only the marked sub-envs where the env allows (hub_gym.row_steps)
+        self.row_steps = can_step_rows(env, self.mode)
 
     # ------------------------------------------------------------------ seeding and resets
     def seed(self, seed: int | None) -> None:
@@ -104,7 +107,10 @@ class VectorRunner:
             kwargs = {**self.seed_kwargs, **kwargs}  # a seed applies to every sub-env
             self.seed_kwargs = {}
             rows = None
-        if rows is None or rows.all() or self.last is None:
+        every = np.ones(self.n, dtype=bool)
+        if rows is None and not kwargs and self.last is not None and self._all_cached(every):
+            rows = every  # every sub-env ended and already started its next episode itself
+        if rows is None or self.last is None or (rows.all() and not self._all_cached(rows)):
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
             self._clear(np.ones(self.n, dtype=bool))
@@ -112,6 +118,11 @@ class VectorRunner:
             out = self._partial_reset(rows)
         self.last = dict(out)
         return out, info
+
+    def _all_cached(self, mask: np.ndarray) -> bool:
+        """Whether every sub-env of ``mask`` ended its episode and already started the next
+        one itself (same-step mode): its reset is that first observation, not a new draw."""
+        return bool((self.pending & self.cache_valid)[mask].all())
 
     def _partial_reset(self, mask: np.ndarray) -> dict[str, Any]:
         out = {key: _copy(value) for key, value in self.last.items()}
@@ -148,21 +159,27 @@ class VectorRunner:
                 )
 
     # ------------------------------------------------------------------ steps
-    def _skip_pending(self, rows: np.ndarray | None) -> None:
+    def _skip_pending(self, rows: np.ndarray | None, hidden: bool = True) -> None:
         """Finished sub-envs that are not stepped (``rows`` is ``False`` there): restart them,
-        hidden, so that the vector env can step; they stay pending and are reset again when hub
-        asks."""
+        hidden, so that the vector env can step (unless only ``rows`` are stepped:
+        ``hidden=False``); they stay pending and are reset again when hub asks."""
         skipped = self.pending if rows is None else self.pending & ~rows
-        if skipped.any() and self.mode == DISABLED:
+        if skipped.any() and self.mode == DISABLED and hidden:
             self.compat.partial_reset(self.env, skipped.copy())
         self.cache_valid[skipped] = False
 
     def step(self, action: Any, rows: np.ndarray | None) -> tuple[dict[str, Any], Any]:
         """Step every sub-env; the data of finished episodes ends with their true last step.
         Returns ``(output arrays, info)``."""
+        only = rows if self.row_steps and rows is not None and not rows.all() else None
         if self.any_pending:
-            self._skip_pending(rows)
+            self._skip_pending(rows, hidden=only is None)
         env_step = self.env.step
+        if only is not None:  # only the marked sub-envs: the others are not touched
+
+            def env_step(action: Any) -> Any:
+                return step_rows(self.env, action, only)
+
         obs, reward, terminated, truncated, info = self.step_output(env_step(action))
         done = np.logical_or(terminated, truncated)
         any_done = bool(done.any())

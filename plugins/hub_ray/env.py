@@ -410,7 +410,15 @@ class RayEnv(hub.EnvBase):
             truncate_rows(out, self._last.data, rows, self.env_keys.reward_keys)
         first = None
         if any(part is not None for part in firsts) and (fused or restarted):
-            first = join_rows(firsts, sizes)
+            # the actors that reset nothing give their step's rows: the next input as it is
+            keys = next(part for part in firsts if part is not None).keys()
+            first = join_rows(
+                [
+                    part if part is not None or step is None else {k: step[k] for k in keys}
+                    for part, step in zip(firsts, steps)
+                ],
+                sizes,
+            )
         self._last.remember(out, job.rows)
         return out, first if fused else None
 

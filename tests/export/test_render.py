@@ -81,23 +81,69 @@ def test_dm_control(where: str) -> None:
     _is_frame(genv.render(), (48, 64, 3))
 
 
-def test_hub_pendulum_single_and_batched() -> None:
-    genv = hub.to_gymnasium(hub.make_env("hub:Pendulum"), render_mode="rgb_array")
+@pytest.mark.parametrize("where", WHERE)
+def test_hub_pendulum_single_and_batched(where: str) -> None:
+    env, mode = _made("hub:Pendulum", where)
+    genv = hub.to_gymnasium(env, render_mode=mode)
     genv.reset(seed=0)
     _is_frame(genv.render(), (64, 64, 3))
-    from hub.envs.builtin.pendulum import PendulumEnv
-
-    venv = hub.to_gymnasium(PendulumEnv(batch_size=[2]), render_mode="rgb_array")
+    env, mode = _made("hub:Pendulum", where, num_envs=2)
+    venv = hub.to_gymnasium(env, render_mode=mode)
     venv.reset(seed=0)
     frames = venv.render()
     assert len(frames) == 2 and not np.array_equal(frames[0], frames[1])
-    # in workers, a stateless Pendulum has no data to draw: a clear error
+    # in a SerialEnv, stateless sub-envs have no data to draw: a clear error (env-contract.md)
     serial = hub.to_gymnasium(
         hub.make_env("hub:Pendulum", num_envs=2, batching="serial"), render_mode="rgb_array"
     )
     serial.reset(seed=0)
-    with pytest.raises(hub.errors.HubError, match="cannot render"):
+    with pytest.raises(hub.errors.NoFramesError, match="stateless"):
         serial.render()
+
+
+def test_every_builtin_takes_render_mode() -> None:
+    env = hub.make_env("hub:Pendulum", render_mode="rgb_array")
+    assert env.render_mode == "rgb_array"
+    _is_frame(env.render_frames(env.reset()), (64, 64, 3))
+    assert hub.make_env("hub:Counting", render_mode=None).batch_size == ()
+    with pytest.raises(hub.errors.HubError, match="does not render"):
+        hub.make_env("hub:Counting", render_mode="rgb_array")
+    with pytest.raises(ValueError, match="rgb_array"):
+        hub.make_env("hub:Pendulum", render_mode="human")
+
+
+def test_a_transformed_env_renders_its_base_env() -> None:
+    from hub.transforms import StepCounter
+
+    env = hub.make_env("gymnasium:CartPole-v1", render_mode="rgb_array", transforms=[StepCounter()])
+    genv = hub.to_gymnasium(env)
+    genv.reset(seed=0)
+    _is_frame(genv.render(), (400, 600, 3))
+
+
+@needs_dm_control
+def test_the_dm_control_cat_tensors_recipe_renders() -> None:
+    from hub.transforms import CatTensors
+
+    env = hub.make_env(
+        "dm_control:cartpole/balance",
+        height=48,
+        width=64,
+        transforms=[CatTensors(in_keys=["position", "velocity"], out_key="observation")],
+    )
+    genv = hub.to_gymnasium(env, render_mode="rgb_array")
+    assert genv.observation_space.shape == (5,)
+    genv.reset(seed=0)
+    genv.step(genv.action_space.sample())
+    _is_frame(genv.render(), (48, 64, 3))
+
+
+@needs_envpool
+def test_single_envpool_export_gives_one_frame() -> None:
+    genv = hub.to_gymnasium(hub.make_env("envpool:CartPole-v1"), render_mode="rgb_array")
+    genv.reset(seed=0)
+    _is_frame(genv.render(), (400, 600, 3))
+    genv.close()
 
 
 def test_batched_gymnasium_envs_in_workers() -> None:

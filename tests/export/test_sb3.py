@@ -22,7 +22,7 @@ def test_terminal_observations_in_infos() -> None:
     assert venv.reset().tolist() == [[0], [0]]
     for _ in range(2):
         obs, rewards, dones, infos = venv.step(np.ones(2, dtype=np.int64))
-        assert not dones.any() and infos == [{}, {}]
+        assert not dones.any() and infos == [{"TimeLimit.truncated": False}] * 2
     obs, rewards, dones, infos = venv.step(np.ones(2, dtype=np.int64))
     assert dones.tolist() == [True, True] and rewards.tolist() == [1.0, 1.0]
     assert obs.tolist() == [[0], [0]]  # the next episodes' first observations
@@ -51,20 +51,105 @@ def test_seeding_matches_dummy_vec_env() -> None:
     np.testing.assert_array_equal(venv.reset(), raw.reset())
 
 
-def test_get_attr_set_attr_env_method() -> None:
-    venv = hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=3))
-    venv.reset()
-    assert len(venv.get_attr("spec")) == 3
-    assert venv.get_attr("render_mode") == [None, None, None]
-    venv.set_attr("custom", 5)
-    assert venv.get_attr("custom") == [5, 5, 5]
-    venv.set_attr("custom", 7, indices=[1])
-    assert venv.get_attr("custom", indices=[0, 1]) == [5, 7]
-    assert venv.env_method("get_wrapper_attr", "custom", indices=[2]) == [5]
-    assert venv.env_is_wrapped(gymnasium.Wrapper) == [False, False, False]
+def _raw_and_hub(n: int = 3):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    raw = DummyVecEnv([lambda: gymnasium.make("CartPole-v1")] * n)
+    return raw, hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=n))
+
+
+def test_steps_match_dummy_vec_env() -> None:
+    raw, venv = _raw_and_hub()
+    raw.seed(5)
+    venv.seed(5)
+    np.testing.assert_array_equal(venv.reset(), raw.reset())
+    actions = np.random.default_rng(0).integers(0, 2, size=(300, 3))
+    ends = 0
+    for action in actions:
+        expected, got = raw.step(action), venv.step(action)
+        for want, have in zip(expected[:3], got[:3]):
+            np.testing.assert_allclose(have, want)
+        for want, have in zip(expected[3], got[3]):
+            assert set(have) == set(want)
+            if "terminal_observation" in want:
+                ends += 1
+                np.testing.assert_array_equal(
+                    have["terminal_observation"], want["terminal_observation"]
+                )
+                assert have["TimeLimit.truncated"] == want["TimeLimit.truncated"]
+    assert ends > 10
+
+
+def test_get_attr_set_attr_env_method_with_indices_as_dummy_vec_env() -> None:
+    from gymnasium.wrappers import TimeLimit
+    from stable_baselines3.common.monitor import Monitor
+
+    for venv in _raw_and_hub():
+        venv.reset()
+        assert [spec.id for spec in venv.get_attr("spec")] == ["CartPole-v1"] * 3
+        venv.set_attr("x", 7, indices=[2])  # set on sub-env 2 only: the others lack it
+        assert venv.get_attr("x", indices=[2]) == [7]
+        with pytest.raises(AttributeError):
+            venv.get_attr("x", indices=[0])
+        venv.set_attr("custom", 5)
+        venv.set_attr("custom", 8, indices=[1])
+        assert venv.get_attr("custom") == [5, 8, 5]
+        assert venv.env_method("get_wrapper_attr", "custom", indices=[2]) == [5]
+        # a method runs on the sub-envs of indices only
+        venv.env_method("__setattr__", "y", 3, indices=1)
+        assert venv.get_attr("y", indices=[1]) == [3]
+        with pytest.raises(AttributeError):
+            venv.get_attr("y", indices=[0])
+        assert venv.env_is_wrapped(TimeLimit) == [True, True, True]
+        assert venv.env_is_wrapped(Monitor, indices=[0, 2]) == [False, False]
+        venv.close()
+
+
+def test_indices_on_hub_batches() -> None:
+    serial = hub.to_sb3(hub.make_env("hub:Counting", num_envs=3, batching="serial"))
+    serial.set_attr("tag", 4, indices=[0, 2])
+    assert serial.get_attr("tag", indices=[0, 2]) == [4, 4]
+    assert serial.env_method("set_seed", 3, indices=[1]) == [serial.hub_env.envs[1].set_seed(3)]
+    assert serial.env_is_wrapped(gymnasium.Wrapper) == [False, False, False]
     single = hub.to_sb3(hub.make_env("hub:Pendulum"))
     assert single.get_attr("max_steps") == [200]
     assert single.env_method("set_seed", 3) == [single.hub_env.set_seed(3)]
+    from hub.envs.builtin import CountingEnv
+
+    parallel = hub.to_sb3(hub.ParallelEnv(2, CountingEnv))
+    try:
+        parallel.set_attr("max_steps", 9, indices=[1])
+        assert parallel.get_attr("max_steps") == [10, 9]  # Counting stops at 10 by default
+        with pytest.raises(hub.errors.HubError, match="indices=None"):
+            parallel.env_method("set_seed", 1, indices=[0])  # would run on both workers
+        assert len(parallel.env_method("set_seed", 1)) == 2
+    finally:
+        parallel.close()
+
+
+def test_episode_statistics_come_from_vec_monitor() -> None:
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+
+    raw = DummyVecEnv([lambda: Monitor(gymnasium.make("CartPole-v1"))] * 2)
+    venv = VecMonitor(hub.to_sb3(hub.make_env("gymnasium:CartPole-v1", num_envs=2)))
+    raw.seed(1)
+    venv.seed(1)
+    raw.reset(), venv.reset()
+    episodes = []
+    for _ in range(120):
+        action = np.ones(2, dtype=np.int64)
+        _, _, _, want = raw.step(action)
+        _, _, _, have = venv.step(action)
+        for w, h in zip(want, have):
+            assert ("episode" in w) == ("episode" in h)
+            if "episode" in w:
+                assert (h["episode"]["r"], h["episode"]["l"]) == (
+                    w["episode"]["r"],
+                    w["episode"]["l"],
+                )
+                episodes.append(h["episode"]["l"])
+    assert episodes
 
 
 def _learns(venv, timesteps: int) -> float:

@@ -78,6 +78,60 @@ def test_collector_runs_hub_envs() -> None:
     assert (batches[-1]["next", "reward"] == 1).all()
 
 
+def _collect_then_evaluate(env) -> None:
+    """TorchRL's tutorial pattern: the collector closes the env at total_frames, then the
+    same env is evaluated."""
+    from torchrl.collectors import Collector
+
+    collector = Collector(env, policy=None, frames_per_batch=32, total_frames=64)
+    assert sum(batch.numel() for batch in collector) == 64
+    collector.shutdown()
+    assert env.is_closed
+    data = env.rollout(10, break_when_any_done=False)
+    assert data.shape[-1] == 10
+
+
+@needs_gymnasium
+@pytest.mark.parametrize("batching", [None, "native", "parallel"])
+def test_use_after_the_collector_closed_the_env(batching) -> None:
+    from torchrl.envs import GymEnv
+
+    _collect_then_evaluate(GymEnv("CartPole-v1"))  # TorchRL's own env keeps working
+    kwargs = {} if batching is None else {"num_envs": 2, "batching": batching}
+    env = hub.make_env("gymnasium:CartPole-v1", torchrl=True, seed=3, **kwargs)
+    first = env.hub_env
+    _collect_then_evaluate(env)
+    assert first.is_closed and env.hub_env is not first  # the old one released its resources
+    env.close()
+    exported = hub.to_torchrl(hub.make_env("gymnasium:CartPole-v1", **kwargs))
+    _collect_then_evaluate(exported)
+    exported.close()
+
+
+def test_use_after_close_needs_a_way_to_build_the_env_again() -> None:
+    from hub.envs.builtin import CountingEnv
+
+    env = hub.to_torchrl(CountingEnv())
+    env.close()
+    with pytest.raises(hub.errors.ClosedEnvError, match="reopen"):
+        env.reset()
+    env = hub.to_torchrl(CountingEnv(max_steps=4), reopen=lambda: CountingEnv(max_steps=4))
+    env.close()
+    assert env.rollout(10).shape == (4,)
+
+
+def test_a_reopened_env_is_seeded_with_the_next_seed() -> None:
+    env = hub.make_env("hub:Pendulum", torchrl=True)
+    env.set_seed(5)
+    first = env.reset()["observation"]
+    env.close()
+    again = env.reset()["observation"]
+    fresh = hub.make_env("hub:Pendulum")
+    fresh.set_seed(fresh.set_seed(5))
+    assert torch.equal(again, fresh.reset()["observation"])
+    assert not torch.equal(again, first)
+
+
 @needs_gymnasium
 @pytest.mark.timeout(240)
 def test_multi_sync_collector_runs_hub_envs_in_workers() -> None:

@@ -6,15 +6,15 @@ held here against ``to_gymnasium`` over hub envs. What does not apply, and why:
 
 * AsyncVectorEnv / shared-memory variants and ``test_vector_env_equal`` (sync vs async): the
   export is one class; hub's batching (``batching="parallel"``) sits below it.
-* ``np_random_seed`` as a tuple of per-sub-env seeds (``test_random_seeding_basics``): hub
-  seeds a whole env with one seed and derives the sub-envs' seeds itself; the export's
-  ``np_random_seed`` is the int given to ``reset``.
+* ``np_random_seed`` as a tuple of per-sub-env seeds (``test_random_seeding_basics``) holds
+  where the sub-envs are gymnasium envs of this process (``tests/export/test_drop_in.py``);
+  for hub's own envs the export's ``np_random_seed`` is the int given to ``reset``.
 * ``reset(seed=[...], options={"reset_mask": ...})`` (``test_partial_reset``): hub seeds whole
   envs; seeding a partial reset raises a clear error (tested below).
 * A first reset with a partial mask fails in gymnasium; the export resets every sub-env then.
 * Per-sub-env ``info`` entries (``test_final_obs_info``'s ``{"action": ...}``): hub envs put
-  such data in the tensordict, not in an info dict; the export's infos hold the
-  ``final_obs``/``final_info`` entries of the autoreset modes, with ``final_info`` empty.
+  such data in the tensordict; the export's infos hold its ``("info", ...)`` entries (with
+  their ``_key`` masks) and the ``final_obs``/``final_info`` entries of the autoreset modes.
 """
 
 from __future__ import annotations
@@ -187,27 +187,66 @@ def test_seed_lists_where_hub_derives_the_seeds() -> None:
         env.reset(seed=[1, 5])
 
 
-@needs_modes
-def test_gymnasium_vector_wrappers_run_on_the_export() -> None:
+def _wrapped(env):
     from gymnasium.wrappers import vector as wrappers
 
-    # (gymnasium's wrappers that track episodes accept NEXT_STEP and DISABLED envs only)
-    env = hub.to_gymnasium(hub.make_env("gymnasium:CartPole-v1", num_envs=3))
     env = wrappers.RecordEpisodeStatistics(env)
     env = wrappers.NormalizeObservation(env)
     env = wrappers.NormalizeReward(env)
     env = wrappers.TransformObservation(env, lambda obs: obs * 2.0, env.observation_space)
     env = wrappers.ClipReward(env, min_reward=-0.5, max_reward=0.5)
-    env = wrappers.DictInfoToList(env)
-    obs, infos = env.reset(seed=0)
-    assert obs.shape == (3, 4) and infos == [{}, {}, {}]
-    episodes = 0
-    for _ in range(60):
-        obs, reward, terminated, truncated, infos = env.step(np.zeros(3, dtype=np.int64))
-        assert (np.abs(reward) <= 0.5).all()
-        episodes += sum("episode" in info for info in infos)
-    assert episodes > 0
-    env.close()
+    return wrappers.DictInfoToList(env)
+
+
+def _run(env, steps: int = 60):
+    """The wrapped env's outputs, step by step; an error ends the list (as its last item)."""
+    out = [env.reset(seed=0)]
+    try:
+        for _ in range(steps):
+            out.append(env.step(np.zeros(3, dtype=np.int64)))
+    except Exception as exc:  # noqa: BLE001 - the same error is expected of both envs
+        out.append(exc)
+    return out
+
+
+@needs_modes
+def test_gymnasium_vector_wrappers_run_on_the_export_as_on_sync_vector_env() -> None:
+    """The stack of gymnasium's vector wrappers gives the same data over the export as over
+    ``SyncVectorEnv``. (gymnasium 1.1's ``DictInfoToList`` cannot read the ``"episode"`` dict
+    of its own ``RecordEpisodeStatistics``, which has no ``"_r"`` masks: both envs then fail
+    at the first episode end with the same ``KeyError``; 1.2 fixed it.)"""
+    raw = _run(
+        _wrapped(gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("CartPole-v1")] * 3))
+    )
+    mine = _run(_wrapped(hub.to_gymnasium(hub.make_env("gymnasium:CartPole-v1", num_envs=3))))
+    assert len(mine) == len(raw)
+    for want, have in zip(raw, mine):
+        if isinstance(want, Exception):
+            assert type(have) is type(want) and str(have) == str(want)
+            continue
+        for w, h in zip(want[:-1], have[:-1]):
+            np.testing.assert_allclose(h, w, rtol=1e-6)
+        assert [sorted(i) for i in have[-1]] == [sorted(i) for i in want[-1]]
+        for w, h in zip(want[-1], have[-1]):
+            if "episode" in w:
+                assert (
+                    h["episode"]["l"] == w["episode"]["l"]
+                    and h["episode"]["r"] == w["episode"]["r"]
+                )
+    episodes = sum("episode" in i for step in mine if isinstance(step, tuple) for i in step[-1])
+    assert episodes > 0 or isinstance(raw[-1], KeyError)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("envpool") is None, reason="EnvPool is not installed")
+def test_dict_info_to_list_reads_the_exports_infos() -> None:
+    from gymnasium.wrappers.vector import DictInfoToList
+
+    env = hub.make_env("envpool:Breakout-v5", num_envs=2, infos=["lives"])
+    env = DictInfoToList(hub.to_gymnasium(env))
+    _, infos = env.reset(seed=0)
+    assert infos == [{"lives": 5}, {"lives": 5}]
+    *_, infos = env.step(np.zeros(2, dtype=np.int64))
+    assert [info["lives"] for info in infos] == [5, 5]
 
 
 @needs_modes

@@ -43,7 +43,10 @@ class PendulumEnv(EnvBase):
         g: gravity.
         max_steps: episodes are truncated after this many steps.
         from_pixels: add a ``"pixels"`` observation (an RGB image of the pendulum).
-        pixels_size: the image's height and width.
+        pixels_size: the image's height and width (of the ``"pixels"`` entry and of frames).
+        render_mode: ``"rgb_array"`` or ``None``, taken as gymnasium's ``make`` takes it (the
+            env draws frames either way: :meth:`render_frames`); the exports' ``render()``
+            gives frames when it is ``"rgb_array"``.
         batch_size: the default batch size (inputs of any batch size are accepted).
         device: where the tensors live.
         **kwargs: the other :class:`hub.EnvBase` arguments.
@@ -63,6 +66,7 @@ class PendulumEnv(EnvBase):
         *,
         from_pixels: bool = False,
         pixels_size: int = 64,
+        render_mode: str | None = None,
         batch_size: Sequence[int] = (),
         device: Any = None,
         **kwargs: Any,
@@ -72,6 +76,7 @@ class PendulumEnv(EnvBase):
         self.max_steps = int(max_steps)
         self.from_pixels = from_pixels
         self.pixels_size = pixels_size
+        self.set_render_mode(render_mode)
         bs = self.batch_size
         high = torch.tensor([1.0, 1.0, self.max_speed])
         state = Composite(
@@ -159,6 +164,15 @@ class PendulumEnv(EnvBase):
                 rng.seed()
             else:
                 rng.manual_seed((int(seed) + i) % 2**32)
+
+    def set_render_mode(self, mode: str | None) -> None:
+        """Take gymnasium's ``render_mode``: ``"rgb_array"``, or ``None`` (the exports then give
+        no frames; :meth:`render_frames` draws either way)."""
+        if mode not in (None, "rgb_array"):
+            raise ValueError(
+                f"PendulumEnv renders RGB frames: render_mode='rgb_array' (or None), not {mode!r}."
+            )
+        self.render_mode = mode
 
     def render_frames(self, tensordict: TensorDictBase | None = None) -> np.ndarray:
         """RGB images (``uint8 [*batch, height, width, 3]``) of the pendulums in

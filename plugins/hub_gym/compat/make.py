@@ -6,7 +6,8 @@
 * gym < 0.24 keeps its registry in an ``EnvRegistry`` object (``registry.all()``); later
   versions in a dict.
 * gymnasium >= 1.0 no longer loads third-party env packages by itself: ids starting with
-  ``ALE/`` need ``import ale_py`` first.
+  ``ALE/`` need ``import ale_py`` first, MiniGrid's ``import minigrid`` and so on
+  (:mod:`hub_gym.suites`).
 
 Example:
     >>> import hub
@@ -23,13 +24,14 @@ import importlib.util
 from typing import Any
 
 import hub
+from hub_gym import suites
 
 __all__ = ["default_make_kwargs", "list_env_ids", "import_env_package", "import_env_packages"]
 
 _NO_CHECKER = {"disable_env_checker": True}
 
-# id prefix -> the package that registers those ids when imported
-ENV_PACKAGES = {"ALE/": "ale_py"}
+# id prefix -> the package that registers those ids when imported (the ecosystem's suites)
+ENV_PACKAGES = suites.ENV_PACKAGES
 
 
 @hub.implement_for("gymnasium", "0.27")

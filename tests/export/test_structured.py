@@ -1,0 +1,133 @@
+"""Structured observations: gymnasium ``Tuple`` observations stay tuples through the gymnasium
+exports (equal to the raw env's, step for step), and ``Text`` observations keep one string per
+sub-env through native batching's partial resets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hub
+
+gymnasium = pytest.importorskip("gymnasium")
+
+
+def test_a_tuple_observation_stays_a_tuple_in_the_single_export() -> None:
+    raw = gymnasium.make("Blackjack-v1")
+    genv = hub.to_gymnasium(hub.make_env("gymnasium:Blackjack-v1"))
+    assert genv.observation_space == raw.observation_space
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(genv, skip_render_check=True)
+    for seed in range(5):
+        want, _ = raw.reset(seed=seed)
+        have, _ = genv.reset(seed=seed)
+        assert isinstance(have, tuple) and have == want and have in genv.observation_space
+        done = False
+        while not done:
+            want, r_want, term, trunc, _ = raw.step(1)
+            have, r_have, h_term, h_trunc, _ = genv.step(1)
+            assert have == want and r_have == r_want and (h_term, h_trunc) == (term, trunc)
+            done = term or trunc
+
+
+def test_a_tuple_observation_stays_a_tuple_in_the_vector_export() -> None:
+    raw = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make("Blackjack-v1")] * 3)
+    venv = hub.to_gymnasium(hub.make_env("gymnasium:Blackjack-v1", num_envs=3))
+    assert venv.single_observation_space == raw.single_observation_space
+    assert venv.observation_space == raw.observation_space
+    want, _ = raw.reset(seed=4)
+    have, _ = venv.reset(seed=4)
+    assert isinstance(have, tuple)
+    for a, b in zip(have, want):
+        np.testing.assert_array_equal(a, b)
+    actions = np.random.default_rng(0).integers(0, 2, size=(40, 3))
+    for action in actions:
+        want = raw.step(action)
+        have = venv.step(action)
+        for a, b in zip(have[0], want[0]):
+            np.testing.assert_array_equal(a, b)
+        for a, b in zip(have[1:4], want[1:4]):
+            np.testing.assert_array_equal(a, b)
+
+
+class TextEnv(gymnasium.Env):
+    """A ``Text`` mission beside a ``Box``; episodes of 2 to 4 steps, drawn at reset."""
+
+    def __init__(self) -> None:
+        self.observation_space = gymnasium.spaces.Dict(
+            {
+                "pos": gymnasium.spaces.Box(0, 10, (1,), np.float32),
+                "mission": gymnasium.spaces.Text(20, charset="go !0123456789"),
+            }
+        )
+        self.action_space = gymnasium.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        self.word = f"go {int(self.np_random.integers(100))}"
+        self.length = 2 + int(self.np_random.integers(3))
+        return {"pos": np.zeros(1, np.float32), "mission": self.word}, {}
+
+    def step(self, action):
+        self.t += 1
+        obs = {"pos": np.array([self.t], np.float32), "mission": self.word + "!" * self.t}
+        return obs, 1.0, self.t >= self.length, False, {}
+
+
+@pytest.fixture(scope="module")
+def text_env_id():
+    from gymnasium.envs.registration import register, registry
+
+    register("HubTestText-v0", entry_point=TextEnv)
+    yield "HubTestText-v0"
+    registry.pop("HubTestText-v0", None)
+
+
+def test_text_observations_through_native_partial_resets(text_env_id) -> None:
+    """Against a same-step ``SyncVectorEnv``, whose infos hold each episode's last
+    observation (gymnasium >= 1.1 in that mode, before 1.0 by default)."""
+    import torch
+
+    kwargs: dict = {}
+    final = "final_observation"
+    if hasattr(gymnasium.vector, "AutoresetMode"):
+        kwargs["autoreset_mode"] = gymnasium.vector.AutoresetMode.SAME_STEP
+        final = "final_obs"
+    elif gymnasium.__version__ >= "1":
+        pytest.skip("gymnasium 1.0's vector envs have no same-step mode to compare with")
+    raw = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(text_env_id)] * 2, **kwargs)
+    env = hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, seed=0)
+    td = env.reset()
+    obs, _ = raw.reset(seed=0)
+    assert td.get("mission").tolist() == list(obs["mission"])
+    action = torch.zeros(2, 2, dtype=torch.bool)
+    action[:, 0] = True
+    partial = 0
+    for _ in range(12):
+        td["action"] = action
+        out, td = env.step_and_maybe_reset(td)
+        obs, _, terminated, truncated, info = raw.step(np.zeros(2, dtype=np.int64))
+        done = terminated | truncated
+        partial += int(done.any() and not done.all())
+        last = [info[final][i]["mission"] if d else obs["mission"][i] for i, d in enumerate(done)]
+        assert out["next"].get("mission").tolist() == last  # the episodes' true last steps
+        assert td.get("mission").tolist() == list(obs["mission"])  # then the new first ones
+    assert partial > 0
+
+
+@pytest.mark.parametrize("batching", ["native", "serial"])
+def test_text_observations_through_batches_and_rollouts(text_env_id, batching: str) -> None:
+    env = hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, batching=batching, seed=0)
+    data = env.rollout(12, break_when_any_done=False)
+    first = data.get("mission").tolist()
+    last = data.get(("next", "mission")).tolist()
+    done = data.get(("next", "done")).reshape(2, 12).tolist()
+    for row in range(2):
+        for t in range(12):
+            # each step adds a "!" to the mission of its own episode, row by row
+            assert last[row][t] == first[row][t] + "!"
+            if t + 1 < 12 and not done[row][t]:
+                assert first[row][t + 1] == last[row][t]
+    assert any(any(row) for row in done)
