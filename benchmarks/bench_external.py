@@ -17,6 +17,9 @@ bulk for ``hub-local``) runs in this process; the
 clients run as threads of one separate process (numpy + msgpack, or requests), each playing
 episodes of 100 steps of a 4-float observation and a 2-way action, as fast as it can.
 
+The cases of one client count are run one after the other, so compare them within one run;
+each row gives the machine's load average as it ended.
+
 Usage::
 
     python benchmarks/bench_external.py                 # every case, 5 s each
@@ -237,14 +240,16 @@ def main():
         _client_main(case, tuple(json.loads(address)), int(clients), float(seconds))
         return
     rows = []
-    print(f"{'case':12} {'clients':>7} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} failed")
+    print(f"{'case':12} {'clients':>7} {'actions/s':>10} {'p50 ms':>8} {'p99 ms':>8} failed  load")
     for clients in args.clients:
         for case in args.cases:
             row = run_case(case, clients, args.seconds, args.wait_s)
+            row["load"] = os.getloadavg()[0]  # the 1-minute load average as the case ended
             rows.append(row)
             print(
                 f"{case:12} {clients:7d} {row['actions_per_s']:10.0f} "
-                f"{row['p50_ms']:8.3f} {row['p99_ms']:8.3f} {row['failed_clients']}",
+                f"{row['p50_ms']:8.3f} {row['p99_ms']:8.3f} {row['failed_clients']:6d} "
+                f"{row['load']:5.1f}",
                 flush=True,
             )
     if args.json:

@@ -21,7 +21,7 @@ BACKENDS = ["gym", "gymnasium", "envpool", "dm_control", "dm_env", "mujoco", "al
 #: the conformance kit: nothing in hub imports it, not even lazily (``import hub.testing``)
 NOT_REACHABLE = {"testing"}
 #: packages whose names still load through a loader of their own
-HAND_WRITTEN = {"hub/external/__init__.py"}
+HAND_WRITTEN: set[str] = set()
 
 
 def _subpackages() -> list[str]:

@@ -3,7 +3,9 @@
 TARGET is ``module:attr`` naming an ``ExternalEnv`` (or a function returning one), or an env
 URI whose specs the served env copies (simulators that implement that env connect to it).
 ``--weights`` gives local-inference clients a policy to fetch; with ``--local-view bulk`` their
-transitions are read whole (``take_transitions``) beside the stepped remote clients.
+transitions are read whole (``take_transitions``) beside the stepped remote clients. Beyond
+loopback the server needs a token and TLS (``--tls-cert``/``--tls-key``; ``--plaintext`` to
+serve without, behind a TLS tunnel or on a trusted network).
 
 Example:
     >>> from click.testing import CliRunner
@@ -29,8 +31,42 @@ INTERRUPTED_EXIT_CODE = 130
 @click.command(short_help="Serve an ExternalEnv to PolicyClients and step it with a policy.")
 @click.argument("target")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", "-p", type=int, default=0, help="Port (0: a free one, printed).")
-@click.option("--token", default=None, envvar="HUB_SERVE_TOKEN", help="Shared secret of clients.")
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port (0: a free one, printed).",
+)
+@click.option(
+    "--token",
+    default=None,
+    envvar="HUB_SERVE_TOKEN",
+    help="Shared secret of clients (required beyond loopback; not empty).",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="PEM certificate (chain) to serve TLS with; needs --tls-key.",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="PEM private key of --tls-cert.",
+)
+@click.option(
+    "--plaintext",
+    is_flag=True,
+    help="Serve beyond loopback without TLS (behind a TLS tunnel or on a network you trust).",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Connections at once (default: what the file-descriptor limit allows).",
+)
 @click.option(
     "--max-concurrent",
     type=click.IntRange(min=1),
@@ -69,6 +105,10 @@ def serve(
     host: str,
     port: int,
     token: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    plaintext: bool,
+    max_connections: int | None,
     max_concurrent: int,
     policy: str | None,
     weights: str | None,
@@ -82,6 +122,7 @@ def serve(
     Examples:
       hub serve hub:Pendulum --port 9900
       hub serve mygame.server:make_env --policy mygame.learner:policy --token "$SECRET"
+      hub serve hub:Pendulum --host 0.0.0.0 --token "$SECRET" --tls-cert c.pem --tls-key k.pem
       hub serve gymnasium:CartPole-v1 --weights mygame.learner:net --local-view bulk
     """
     from hub.external import PolicyServer
@@ -93,11 +134,21 @@ def serve(
         net = net()  # a function that builds the network
     try:
         server = PolicyServer(
-            env, host=host, port=port, token=token, policy=net, local_view=local_view
+            env,
+            host=host,
+            port=port,
+            token=token,
+            policy=net,
+            local_view=local_view,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+            plaintext_ok=plaintext,
+            max_connections=max_connections,
         )
     except HubError as err:
         env.close()
         raise CliError(str(err)) from err
+    _log_refusals()
     click.echo(f"hub: serving on {server.address[0]}:{server.address[1]}", err=True)
     interrupted = False
     try:
@@ -117,6 +168,18 @@ def serve(
         click.echo(f"episodes: {summary['episodes']}, mean return: {summary['mean_return']}")
     if interrupted:
         sys.exit(INTERRUPTED_EXIT_CODE)
+
+
+def _log_refusals() -> None:
+    """Print the server's log lines (refused peers, accept errors) on stderr."""
+    import logging
+
+    logger = logging.getLogger("hub.external.server")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("hub serve: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _load(spec: str) -> Any:

@@ -1,13 +1,16 @@
 """The slot through which ``hub.registry`` hands ``convert_spec`` down to ``hub.external``.
 
-Light on purpose (no torch): ``hub.registry`` imports it on its own import.
+Light on purpose (no torch): ``hub.registry`` imports it on its own import and fills it. Until
+then :func:`installed` gives a function that calls ``hub.convert_spec``, the public name of the
+root package (imported on its first use), so that an ``ExternalEnv`` built from gym or gymnasium
+spaces works in a process that never imported ``hub.registry``.
 
 Example:
     >>> from hub.external.converter import installed, set_spec_converter
     >>> previous = installed()
     >>> set_spec_converter(None)
-    >>> installed() is None
-    True
+    >>> installed().__name__
+    '_public_convert_spec'
     >>> set_spec_converter(previous)
 """
 
@@ -28,6 +31,13 @@ def set_spec_converter(convert: Callable[..., Any] | None) -> None:
     _converter = convert
 
 
-def installed() -> Callable[..., Any] | None:
-    """The installed conversion, or ``None``."""
-    return _converter
+def installed() -> Callable[..., Any]:
+    """The installed conversion, else one through ``hub.convert_spec``."""
+    return _converter if _converter is not None else _public_convert_spec
+
+
+def _public_convert_spec(space: Any, **kwargs: Any) -> Any:
+    """``hub.convert_spec(space)``: the root package's public name, imported on first use."""
+    import hub
+
+    return hub.convert_spec(space, **kwargs)

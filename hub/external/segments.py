@@ -39,7 +39,9 @@ class _Run:
     observations: list = field(default_factory=list)
     actions: list = field(default_factory=list)
     rewards: list = field(default_factory=list)
+    infos: list = field(default_factory=list)  # one per complete transition (None: none)
     reward: float = 0.0
+    info: dict | None = None
     end: int = 0  # 0 running, 1 terminated, 2 truncated
 
 
@@ -73,8 +75,13 @@ class SegmentBuffer:
         run.observations.append({key: np.array(observation[key]) for key in self.keys})
         run.actions.append(np.array(action))  # copies: the caller may reuse its arrays
 
-    def reward(self, episode_id: str, reward: float) -> None:
-        self._run(episode_id).reward += float(reward)
+    def reward(self, episode_id: str, reward: float, info: dict | None = None) -> None:
+        """Add to the reward of the current transition; ``info`` (the last one given) goes with
+        it."""
+        run = self._run(episode_id)
+        run.reward += float(reward)
+        if info:
+            run.info = dict(info)
 
     def end(self, episode_id: str, observation: dict[str, np.ndarray], truncated: bool) -> None:
         """The episode ended at ``observation`` (its true last one)."""
@@ -89,14 +96,15 @@ class SegmentBuffer:
     def _close_step(self, run: _Run) -> None:
         if run.actions:
             run.rewards.append(run.reward)
+            run.infos.append(run.info)
             self.complete += 1
-        run.reward = 0.0  # a reward before the first action belongs to no transition
+        run.reward, run.info = 0.0, None  # before the first action: belongs to no transition
 
     def take(self, limit: int) -> dict[str, Any] | None:
         """The fields of a ``log_transitions`` with up to ``limit`` complete transitions
         (``None`` when there is none); they leave the buffer."""
         ids, lengths, ends, training = [], [], [], []
-        observations, actions, rewards = [], [], []
+        observations, actions, rewards, infos = [], [], [], []
         left = limit
         for episode_id, run in list(self.runs.items()):
             if left <= 0:
@@ -109,13 +117,14 @@ class SegmentBuffer:
             training.append(run.training)
             observations.extend(run.observations[: k + 1])
             actions.extend(run.actions[:k])
+            infos.extend([len(rewards) + i, info] for i, info in enumerate(run.infos[:k]) if info)
             rewards.extend(run.rewards[:k])
             finished = bool(run.end) and k == len(run.rewards)
             ends.append(run.end if finished else 0)
             if finished:
                 del self.runs[episode_id]
             else:
-                del run.observations[:k], run.actions[:k], run.rewards[:k]
+                del run.observations[:k], run.actions[:k], run.rewards[:k], run.infos[:k]
             left -= k
         if not ids:
             return None
@@ -130,4 +139,5 @@ class SegmentBuffer:
             "observation": {k: np.stack([o[k] for o in observations]) for k in self.keys},
             "action": np.stack(actions),
             "reward": np.asarray(rewards, dtype=np.float64),
+            "infos": infos or None,
         }

@@ -1,11 +1,16 @@
-"""``PolicyServer``: an :class:`~hub.external.ExternalEnv` served over TCP to simulator processes.
+"""``PolicyServer``: an :class:`~hub.external.ExternalEnv` served over TCP (or TLS) to simulators.
 
-One thread accepts connections and one thread serves each connection; a client's calls run the
-env's simulator methods in that thread. Every message is checked (size, version, token, fields,
-the arrays against the specs) before it touches the env; a message that breaks the protocol gets
-an ``error`` message and the connection is closed, while the other connections go on. A client
-that disconnects, or sends nothing for ``client_timeout`` seconds while one of its episodes waits
-for it, has its episodes ended as truncated (``ExternalEnv.truncate_episode``).
+One thread runs an asyncio event loop that serves every connection (:mod:`hub.external.session`):
+no thread per connection, so idle or hostile peers cost a few kilobytes each, never a thread.
+Everything is bounded: the number of connections, the time to authenticate and to send each
+frame, the size of any message (and a much smaller one before authentication), the calls a
+connection may queue for the learner, the memory of ended episode ids. The accept loop never
+ends on an error (it logs it and backs off), and every refused peer gets a log line on the
+``hub.external.server`` logger.
+
+A client's calls run the env's simulator methods without blocking the loop: a ``get_action``
+posts the observation and awaits a future that the learner's thread resolves when its step
+hands out the action.
 
 Example:
     >>> from hub.external import ExternalEnv, PolicyServer
@@ -19,36 +24,33 @@ Example:
 
 from __future__ import annotations
 
-import hmac
+import asyncio
+import concurrent.futures
+import logging
 import socket
 import threading
+import time
 from typing import Any
 
-from hub.errors import ClosedEnvError, HubError, SpecMismatchError
+from hub.errors import HubError
+from hub.external.auth import AuthGate, check_serving, server_tls_context
 from hub.external.env import ExternalEnv
-from hub.external.episodes import EpisodeError, ExternalEnvFullError
-from hub.external.protocol import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    ProtocolError,
-    check_fields,
-    encode_array,
-    recv_message,
-    send_message,
-)
-from hub.external.spec_wire import (
-    check_array,
-    check_transitions,
-    describe_composite,
-    describe_leaf,
-)
+from hub.external.framing import FrameConnection
+from hub.external.protocol import DEFAULT_MAX_MESSAGE_BYTES
+from hub.external.session import Mailbox, Session
+from hub.external.spec_wire import describe_composite, describe_leaf
 
-__all__ = ["PolicyServer", "LOOPBACK"]
+__all__ = ["PolicyServer", "log"]
 
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
-#: calls of one connection queued behind the learner before a log_batch is answered
-QUEUE_LIMIT = 128
+log = logging.getLogger("hub.external.server")
+
 #: the most transitions one log_transitions message may carry (announced as bulk_rows)
 BULK_ROWS = 4096
+#: file descriptors kept free for everything else when max_connections is derived
+FD_RESERVE = 64
+ACCEPT_BACKLOG = 1024
+#: how often deadlines are checked (seconds) at most: a fifth of the shortest deadline
+REAP_S = 0.5
 
 
 class PolicyServer:
@@ -58,17 +60,32 @@ class PolicyServer:
         env: the env the learner steps.
         host: the address to bind (loopback unless told otherwise).
         port: the port (0: a free one; see :attr:`address`).
-        token: the shared secret every client sends in its ``hello``; required when ``host`` is
-            not loopback.
+        token: the shared secret every client sends in its ``hello`` (not empty); required
+            beyond loopback.
         policy: for clients with ``inference="local"``: a ``torch.nn.Sequential`` of ``Linear``,
             ``ReLU`` and ``Tanh`` layers whose weights they fetch (as safetensors).
-        max_message_bytes: the size limit of every message, both ways.
-        client_timeout: seconds of silence after which a client with a running episode counts
-            as gone; also how long a ``log_transitions`` waits for room in the bulk queue.
+        max_message_bytes: the size limit of every message after the ``hello``, both ways.
+        client_timeout: seconds a frame may take to arrive once begun; seconds of silence
+            after which a client with a running episode counts as gone; how long a message
+            waits for room behind the learner (``log_batch``, ``log_transitions``).
         local_view: which learner view the local-inference clients feed: ``"step"`` (they send
             their calls as ``log_batch`` and the learner steps them like any episode) or
             ``"bulk"`` (they send columns of transitions, ``log_transitions``, which the learner
             reads with ``env.take_transitions()``; the step view never sees them).
+        tls_cert, tls_key: PEM files: serve TLS (required beyond loopback unless
+            ``plaintext_ok``).
+        plaintext_ok: serve beyond loopback without TLS (behind a TLS tunnel, or on a network
+            you trust).
+        max_connections: connections at once (default: what the process's file-descriptor
+            limit allows, less 64); one more is refused with a ``busy`` error.
+        handshake_timeout: seconds a new connection has to authenticate (TLS handshake and
+            ``hello``).
+        idle_timeout: seconds an authenticated client without a running episode may stay
+            silent (``None``: no bound).
+        action_timeout: seconds a ``get_action`` waits for the learner (default: the env's).
+        auth_gate: the pacing of token checks after failures (default
+            :class:`~hub.external.auth.AuthGate`: after 5 failures from one address, one check
+            every 0.5 s).
     """
 
     def __init__(
@@ -82,6 +99,14 @@ class PolicyServer:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         client_timeout: float = 60.0,
         local_view: str = "step",
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        plaintext_ok: bool = False,
+        max_connections: int | None = None,
+        handshake_timeout: float = 10.0,
+        idle_timeout: float | None = 600.0,
+        action_timeout: float | None = None,
+        auth_gate: AuthGate | None = None,
     ) -> None:
         if local_view not in ("step", "bulk"):
             raise HubError(f"local_view must be 'step' or 'bulk', got {local_view!r}")
@@ -91,11 +116,11 @@ class PolicyServer:
                 f"PolicyServer serves an ExternalEnv, got {type(env).__name__}. Build one with "
                 "hub.external.ExternalEnv(observation_spec, action_spec)."
             )
-        if token is None and host not in LOOPBACK:
-            raise HubError(
-                f"PolicyServer binds to {host!r}, beyond loopback: pass token=... (a shared "
-                "secret the clients send), or bind to 127.0.0.1."
-            )
+        if (tls_cert is None) != (tls_key is None):
+            raise HubError("TLS needs both tls_cert and tls_key (PEM files).")
+        check_serving(host, token, tls_cert is not None, plaintext_ok)
+        if not isinstance(port, int) or not 0 <= port <= 65535:
+            raise HubError(f"port must be an integer from 0 to 65535, got {port!r}")
         if policy is not None:  # refuse a policy the clients cannot run now, not at a fetch
             from hub.external.weights import export_policy
 
@@ -105,7 +130,15 @@ class PolicyServer:
         self.policy = policy
         self.max_message_bytes = int(max_message_bytes)
         self.client_timeout = client_timeout
-        self._welcome = {
+        self.handshake_timeout = handshake_timeout
+        self.idle_timeout = idle_timeout
+        self.action_timeout = base.action_timeout if action_timeout is None else action_timeout
+        self.max_connections = (
+            _default_max_connections() if max_connections is None else max_connections
+        )
+        self.tls = None if tls_cert is None else server_tls_context(tls_cert, tls_key)
+        self.auth_gate = AuthGate() if auth_gate is None else auth_gate
+        self.welcome = {
             "observation_spec": describe_composite(base.episode_observation_spec),
             "action_spec": describe_leaf(base.episode_action_spec),
             "reward_spec": describe_leaf(base.episode_reward_spec),
@@ -113,57 +146,104 @@ class PolicyServer:
             "weights": policy is not None,
             "bulk_rows": BULK_ROWS if local_view == "bulk" else 0,
         }
-        self._lock = threading.Lock()
-        self._connections: set[_Connection] = set()
-        self._stop = threading.Event()
-        self._listener = socket.create_server((host, port))
-        self._listener.settimeout(0.1)
+        self.sessions: set[Session] = set()
+        self._tasks: set[asyncio.Task] = set()
+        self._listener = _listen(host, port)
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
-        self._acceptor = threading.Thread(
-            target=self._accept_loop, name=f"hub-policy-server-{self.address[1]}", daemon=True
+        self._closed = False
+        self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_loop_error)
+        started: concurrent.futures.Future = concurrent.futures.Future()
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(started,),
+            name=f"hub-policy-server-{self.address[1]}",
+            daemon=True,
         )
-        self._acceptor.start()
+        self._thread.start()
+        started.result()  # re-raises a failure to start serving
 
-    def _accept_loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                sock, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                break
-            connection = _Connection(self, sock)
-            with self._lock:
-                if self._stop.is_set():
-                    sock.close()
-                    break
-                self._connections.add(connection)
-            connection.thread.start()
+    # ------------------------------------------------------------------ the loop's thread
+    def _run(self, started: concurrent.futures.Future) -> None:
+        loop = self._loop
+        asyncio.set_event_loop(loop)
+        try:
+            self._server = loop.run_until_complete(self._start())
+        except BaseException as err:
+            started.set_exception(err)
+            loop.close()
+            return
+        started.set_result(None)
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
 
-    def forget(self, connection: _Connection) -> None:
-        with self._lock:
-            self._connections.discard(connection)
+    async def _start(self) -> asyncio.AbstractServer:
+        self.mailbox = Mailbox(asyncio.get_running_loop())
+        self._reaper = asyncio.get_running_loop().create_task(self._reap())
+        return await asyncio.get_running_loop().create_server(
+            lambda: FrameConnection(self._opened, paused=self.tls is not None),
+            sock=self._listener,
+            backlog=ACCEPT_BACKLOG,
+        )
 
+    def _opened(self, conn: FrameConnection) -> None:
+        """A connection was accepted: refuse it (over ``max_connections``) or serve it."""
+        session = Session(self, conn)
+        if len(self.sessions) >= self.max_connections:
+            session.refuse_busy()
+            return
+        self.sessions.add(session)
+        task = asyncio.get_running_loop().create_task(session.run())
+        self._tasks.add(task)
+        task.add_done_callback(lambda done: self._ended(session, done))
+
+    async def _reap(self) -> None:
+        """Close the connections whose deadline passed, a few times a second."""
+        timeouts = [self.handshake_timeout, self.client_timeout, self.idle_timeout or REAP_S * 5]
+        pause = max(0.01, min(REAP_S, min(timeouts) / 5))
+        while True:
+            await asyncio.sleep(pause)
+            now = time.monotonic()
+            for session in list(self.sessions):
+                session.check_deadlines(now)
+
+    def _ended(self, session: Session, task: asyncio.Task) -> None:
+        self.sessions.discard(session)
+        self._tasks.discard(task)
+
+    # ------------------------------------------------------------------ any thread
     @property
     def connection_count(self) -> int:
-        """The clients connected now."""
-        with self._lock:
-            return len(self._connections)
+        """The clients connected now (authenticated or not)."""
+        return len(self.sessions)
 
     def close(self) -> None:
         """Stop accepting, end every client's episodes as truncated, close every connection and
-        wait for the server's threads. Calling it again does nothing."""
-        if self._stop.is_set():
+        wait for the server's thread. Calling it again does nothing."""
+        if self._closed:
             return
-        self._stop.set()
-        self._acceptor.join()
+        self._closed = True
+        if self._loop.is_running():
+            future = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+            future.result()
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
         self._listener.close()
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            connection.stop()
-        for connection in connections:
-            connection.thread.join()
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        self._reaper.cancel()
+        sessions = list(self.sessions)
+        for session in sessions:
+            session.stop()
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=5.0)
+        for task in tasks:
+            task.cancel()
 
     def __enter__(self) -> PolicyServer:
         return self
@@ -172,233 +252,44 @@ class PolicyServer:
         self.close()
 
 
-class _Connection:
-    """One client: its socket, its thread, the episodes it started."""
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (IPv4 or IPv6), or a HubError that says why not."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family, backlog=ACCEPT_BACKLOG)
+    except (OSError, OverflowError) as err:
+        raise HubError(f"cannot listen on {host}:{port} ({err}).") from None
 
-    def __init__(self, server: PolicyServer, sock: socket.socket) -> None:
-        self.server = server
-        self.sock = sock
-        self.episodes: set[str] = set()
-        self.bulk_episodes: set[str] = set()
-        self.env = server.env
-        self.thread = threading.Thread(target=self.run, name="hub-policy-connection", daemon=True)
 
-    def stop(self) -> None:
-        for episode_id in list(self.episodes):
-            self.env.truncate_episode(episode_id)
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+def _default_max_connections() -> int:
+    try:
+        import resource
+    except ImportError:  # not a Unix: no descriptor limit to read
+        return 1024
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(16, min(soft - FD_RESERVE, 1 << 20))
 
-    def run(self) -> None:
-        try:
-            self.sock.settimeout(self.server.client_timeout)
-            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.handshake()
-            while self.serve_one():
-                pass
-        except ProtocolError as err:
-            self.send_error(err.code, str(err))
-        except ClosedEnvError as err:
-            self.send_error("closed", str(err))
-        except (OSError, ConnectionError):
-            pass  # the client went away
-        except Exception as err:  # a bug: tell the client, keep the traceback in the log
-            self.send_error("internal", f"the server failed on this message: {err!r}")
-            raise
-        finally:
-            for episode_id in list(self.episodes):
-                self.env.truncate_episode(episode_id)
-            self.env.truncate_transition_episodes(self.bulk_episodes)
-            self.sock.close()
-            self.server.forget(self)
 
-    def send_error(self, code: str, message: str) -> None:
-        try:
-            send_message(self.sock, "error", code=code, message=message)
-        except OSError:
-            pass
+_last_accept_error = [0.0]
 
-    def receive(self) -> dict[str, Any] | None:
-        """The next message; ``None`` when the client is silent with no episode waiting on it."""
-        while True:
-            try:
-                return recv_message(self.sock, self.server.max_message_bytes)
-            except TimeoutError:
-                if self.episodes:
-                    raise ConnectionError("the client stopped answering") from None
 
-    def handshake(self) -> None:
-        message = self.receive()
-        if message["type"] != "hello":
-            raise ProtocolError("bad_message", "the first message must be 'hello'")
-        expected = self.server.token
-        token = message.get("token")
-        if expected is not None and not (
-            isinstance(token, str) and hmac.compare_digest(token.encode(), expected.encode())
-        ):
-            raise ProtocolError("unauthorized", "wrong or missing token; the server refused it")
-        check_fields(message)
-        send_message(self.sock, "welcome", **self.server._welcome)
-
-    def serve_one(self) -> bool:
-        message = self.receive()
-        check_fields(message)
-        kind = message["type"]
-        if kind == "bye":
-            return False
-        if kind == "get_weights":
-            self.send_weights()
-            return True
-        if kind == "log_transitions":
-            self.log_transitions(message)
-            return True
-        if kind == "log_batch":
-            started: set[str] = set()
-            events = [self.check_event(event, started) for event in _event_list(message)]
-            for event in events:
-                self.apply(event, reply=False)
-            # backpressure: answer once the learner has caught up with most of what is queued
-            self.env.wait_queued(self.episodes, QUEUE_LIMIT, self.server.client_timeout)
-            send_message(self.sock, "ok")
-            return True
-        self.apply(self.check_event(message), reply=True)
-        return True
-
-    def log_transitions(self, message: dict[str, Any]) -> None:
-        """Check a batch of transition columns once and queue it for the bulk view."""
-        welcome = self.server._welcome
-        if not welcome["bulk_rows"]:
-            raise ProtocolError(
-                "bad_message",
-                "this server takes no log_transitions (its welcome said bulk_rows 0): send "
-                "log_batch, or serve with PolicyServer(..., local_view='bulk')",
-            )
-        columns = check_transitions(message, welcome)
-        try:
-            self.env.log_transitions(**columns, timeout=self.server.client_timeout, owner=self)
-        except SpecMismatchError as err:
-            raise ProtocolError("spec_mismatch", str(err)) from None
-        except EpisodeError as err:
-            send_message(self.sock, "error", code="episode", message=str(err))
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's errors in the server's log; ``accept()`` out of descriptors is retried
+    by the loop after a second (it never stops accepting), and logged at most once a second."""
+    error = context.get("exception")
+    message = context.get("message", "")
+    if "accept" in message:
+        now = time.monotonic()
+        if now - _last_accept_error[0] < 1.0:
             return
-        except ExternalEnvFullError as err:
-            send_message(self.sock, "error", code="full", message=str(err))
-            return
-        except TimeoutError as err:
-            send_message(self.sock, "error", code="backlog", message=str(err))
-            return
-        ended = columns["terminated"] | columns["truncated"]
-        for episode_id, end in zip(columns["episode_ids"], ended.tolist(), strict=True):
-            if end:
-                self.bulk_episodes.discard(episode_id)
-            else:
-                self.bulk_episodes.add(episode_id)
-        send_message(self.sock, "ok")
-
-    def check_event(self, message: Any, started: set[str] | None = None) -> dict[str, Any]:
-        """Decode and check the arrays of one simulator call, and its episode's owner
-        (``started``: the ids a batch starts before this event)."""
-        if not isinstance(message, dict) or message.get("type") not in _CALLS:
-            raise ProtocolError("bad_message", f"not a simulator call: {message!r:.80}")
-        check_fields(message)
-        kind = message["type"]
-        known = self.episodes | (started or set())
-        if kind == "start_episode" and started is not None:
-            if not isinstance(message["episode_id"], str):
-                raise ProtocolError("bad_message", "start_episode in log_batch needs an id")
-            started.add(message["episode_id"])
-        elif kind != "start_episode" and message["episode_id"] not in known:
-            return dict(message, unknown=True)
-        out = dict(message)
-        if "observation" in message:
-            out["observation"] = self.check_observation(message["observation"])
-        if "action" in message:
-            description = self.server._welcome["action_spec"]
-            out["action"] = check_array(message["action"], description, "action")
-        return out
-
-    def check_observation(self, value: Any) -> dict[str, Any]:
-        specs = self.server._welcome["observation_spec"]
-        if not isinstance(value, dict) or sorted(value) != sorted(specs):
-            raise ProtocolError(
-                "spec_mismatch", f"the observation must be a map with the keys {sorted(specs)}"
-            )
-        return {key: check_array(value[key], specs[key], key) for key in specs}
-
-    def apply(self, event: dict[str, Any], reply: bool) -> None:
-        """Run one simulator call on the env; errors that leave the connection open are sent."""
-        try:
-            self.call(event, reply)
-        except ExternalEnvFullError as err:
-            self.reply_error(reply, "full", str(err))
-        except SpecMismatchError as err:
-            raise ProtocolError("spec_mismatch", str(err)) from None
-        except EpisodeError as err:
-            self.reply_error(reply, "episode", str(err))
-
-    def reply_error(self, reply: bool, code: str, message: str) -> None:
-        if not reply:
-            raise ProtocolError(code, message)
-        send_message(self.sock, "error", code=code, message=message)
-
-    def call(self, event: dict[str, Any], reply: bool) -> None:
-        kind, env = event["type"], self.env
-        if event.get("unknown"):
-            self.reply_error(
-                reply,
-                "unknown_episode",
-                f"episode {event['episode_id']!r} was not started on this connection (the server "
-                "may have restarted): start a new episode",
-            )
-            return
-        if kind == "start_episode":
-            episode_id = env.start_episode(event["episode_id"], bool(event["training_enabled"]))
-            self.episodes.add(episode_id)
-            if reply:
-                send_message(self.sock, "episode_started", episode_id=episode_id)
-            return
-        episode_id = event["episode_id"]
-        if kind == "get_action":
-            action = env.get_action(episode_id, event["observation"])
-            description = self.server._welcome["action_spec"]
-            send_message(self.sock, "action", action=encode_array(action, description["dtype"]))
-            return
-        if kind == "log_action":
-            env.log_action(episode_id, event["observation"], event["action"], wait=reply)
-        elif kind == "log_returns":
-            info = event["info"] if isinstance(event["info"], dict) else None
-            env.log_returns(episode_id, float(event["reward"]), info)
-        elif kind == "end_episode":
-            self.episodes.discard(episode_id)
-            env.end_episode(episode_id, event["observation"], bool(event["truncated"]))
-        if reply:
-            send_message(self.sock, "ok")
-
-    def send_weights(self) -> None:
-        policy = self.server.policy
-        if policy is None:
-            send_message(
-                self.sock,
-                "error",
-                code="no_weights",
-                message="this server has no policy for local inference (PolicyServer(policy=...))",
-            )
-            return
-        from hub.external.weights import export_policy
-
-        version, layers, data = export_policy(policy)
-        send_message(self.sock, "weights", version=version, layers=layers, data=data)
-
-
-_CALLS = ("start_episode", "get_action", "log_action", "log_returns", "end_episode")
-
-
-def _event_list(message: dict[str, Any]) -> list[Any]:
-    events = message["events"]
-    if not isinstance(events, list):
-        raise ProtocolError("bad_message", "log_batch's events must be a list")
-    if any(isinstance(e, dict) and e.get("type") == "get_action" for e in events):
-        raise ProtocolError("bad_message", "log_batch cannot hold get_action (it needs a reply)")
-    return events
+        _last_accept_error[0] = now
+        log.warning(
+            "cannot accept a connection (%s: %s); accepting again in 1 s. Raise the process's "
+            "file-descriptor limit (ulimit -n) or lower max_connections.",
+            message,
+            error,
+        )
+    else:
+        log.error("PolicyServer's event loop: %s", message, exc_info=error)

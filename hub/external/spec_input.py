@@ -1,10 +1,5 @@
 """The specs an :class:`~hub.external.ExternalEnv` is built from: hub specs, or foreign spaces
-converted through a converter that a higher layer installs.
-
-``hub.external`` sits below ``hub.registry`` in hub's layers, so it cannot call
-``hub.convert_spec`` itself. ``hub.registry`` installs it when it is imported
-(:func:`hub.external.converter.set_spec_converter`), which ``hub.make_env`` and
-``hub.convert_spec`` do.
+converted through :mod:`hub.external.converter` (``hub.convert_spec``).
 
 Example:
     >>> from hub.specs import Categorical, Unbounded
@@ -29,12 +24,6 @@ def as_hub_spec(value: Any, what: str) -> TensorSpec:
     if isinstance(value, TensorSpec):
         return value
     convert = converter.installed()
-    if convert is None:
-        raise HubError(
-            f"ExternalEnv got a {type(value).__module__}.{type(value).__qualname__} as its "
-            f"{what}, not a hub spec, and no spec conversion is loaded. Pass "
-            "hub.convert_spec(space), or import hub.registry first (it installs the conversions)."
-        )
     return convert(value)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from hub.external.episodes import MAX_EPISODE_ID_CHARS
 from hub.external.protocol import ProtocolError, decode_array, encode_array
 from hub.specs import (
     Binary,
@@ -33,6 +34,7 @@ __all__ = [
     "check_array",
     "check_column",
     "check_transitions",
+    "check_infos",
 ]
 
 _KINDS = [
@@ -101,16 +103,25 @@ def check_column(value: Any, dtype: str, shape: list[int], key: str) -> np.ndarr
 
 def check_transitions(message: dict[str, Any], welcome: dict[str, Any]) -> dict[str, Any]:
     """The columns of a ``log_transitions`` message, each checked once against the specs of
-    the ``welcome`` (dtype, trailing shape, row count) and the ``bulk_rows`` bound."""
+    the ``welcome`` (dtype, trailing shape, row count) and the ``bulk_rows`` bound; sizes are
+    checked before any column is decoded."""
     ids = message["episode_ids"]
     limit = welcome["bulk_rows"]
-    if not ids or not all(isinstance(i, str) for i in ids) or len(set(ids)) != len(ids):
+    if len(ids) > limit:
         raise ProtocolError(
-            "bad_message", "episode_ids of log_transitions must be distinct strings, at least one"
+            "too_large", f"log_transitions holds {len(ids)} segments; at most {limit}"
+        )
+    if (
+        not ids
+        or not all(isinstance(i, str) and len(i) <= MAX_EPISODE_ID_CHARS for i in ids)
+        or len(set(ids)) != len(ids)
+    ):
+        raise ProtocolError(
+            "bad_message",
+            "episode_ids of log_transitions must be distinct strings of at most "
+            f"{MAX_EPISODE_ID_CHARS} characters, at least one",
         )
     s = len(ids)
-    if s > limit:
-        raise ProtocolError("too_large", f"log_transitions holds {s} segments; at most {limit}")
     lengths = check_column(message["lengths"], "int64", [s], "lengths")
     if (lengths < 1).any():
         raise ProtocolError("spec_mismatch", "every segment of log_transitions needs a length >= 1")
@@ -139,4 +150,30 @@ def check_transitions(message: dict[str, Any], welcome: dict[str, Any]) -> dict[
         message["action"], action["dtype"], [n, *action["shape"]], "action"
     )
     out["reward"] = check_column(message["reward"], "float64", [n], "reward")
+    out["infos"] = check_infos(message.get("infos"), n)
     return out
+
+
+def check_infos(value: Any, rows: int) -> list[dict | None] | None:
+    """The ``infos`` field of ``log_transitions`` (``[row, map]`` pairs, rows in
+    ``[0, rows)``) as one entry per row, or ``None`` when it is nil or absent."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > rows:
+        raise ProtocolError("bad_message", "infos of log_transitions must be a list of [row, map]")
+    infos: list[dict | None] = [None] * rows
+    for pair in value:
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or type(pair[0]) is not int
+            or not 0 <= pair[0] < rows
+            or not isinstance(pair[1], dict)
+        ):
+            raise ProtocolError(
+                "bad_message",
+                f"each entry of infos must be [row, map] with a row in [0, {rows}), got "
+                f"{pair!r:.80}",
+            )
+        infos[pair[0]] = pair[1]
+    return infos

@@ -2,8 +2,9 @@
 
 A local-inference client (or any producer with a batch of transitions) puts *segments*: runs of
 consecutive transitions of one episode, with one observation more than transitions (the
-observation after the last action). :class:`TransitionQueue` turns each batch into flat rows
-with numpy index arithmetic (no loop over rows), keeps them as one chunk of tensors per batch,
+observation after the last action). :func:`segment_rows` lays each batch out as flat rows
+with numpy index arithmetic (no loop over rows); :class:`TransitionQueue` keeps them as one
+chunk per batch (tensors, and a list of per-row infos under ``"info"``),
 and hands the learner every queued row at once. It holds at most ``capacity`` rows: a producer
 waits for room (its client's backpressure), up to a timeout.
 
@@ -55,8 +56,8 @@ def segment_rows(lengths: np.ndarray) -> SegmentRows:
 
 
 class TransitionQueue:
-    """A bounded, thread-safe queue of transition chunks (dicts of tensors with ``rows`` rows),
-    and the episodes running in them (at most ``max_episodes`` at once)."""
+    """A bounded, thread-safe queue of transition chunks (dicts of ``rows``-row tensors and
+    lists), and the episodes running in them (at most ``max_episodes`` at once)."""
 
     def __init__(self, capacity: int, max_episodes: int, end_keys: tuple = ()) -> None:
         if capacity < 1:
@@ -203,5 +204,5 @@ class TransitionQueue:
             raise ClosedEnvError("this ExternalEnv was closed; the learner no longer serves it.")
 
 
-def _rows_of(chunk: dict[Any, torch.Tensor]) -> int:
-    return next(iter(chunk.values())).shape[0]
+def _rows_of(chunk: dict[Any, Any]) -> int:
+    return chunk["action"].shape[0]

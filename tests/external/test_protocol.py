@@ -63,7 +63,7 @@ def test_arrays_are_little_endian_raw_bytes():
     [
         ({"dtype": "object", "shape": [1], "data": b"x"}, "unknown dtype"),
         ({"dtype": "int32", "shape": [2], "data": b"\x00" * 4}, "needs 8 bytes"),
-        ({"dtype": "int32", "shape": [-1], "data": b""}, "list of sizes"),
+        ({"dtype": "int32", "shape": [-1], "data": b""}, "list of at most 32 sizes"),
         ({"dtype": "int32", "shape": [1]}, "map with dtype"),
     ],
 )
