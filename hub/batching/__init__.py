@@ -6,6 +6,7 @@ Example:
 
 from hub.batching.batched import BatchedEnvBase, join_specs
 from hub.batching.faults import LastData, truncate_rows
+from hub.batching.first_ready import FirstReady, RestartingBatch, async_layout
 from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning, worker_layout
 from hub.batching.serial import SerialEnv
 from hub.envs.stacking import split_inputs, stack_like
@@ -13,10 +14,13 @@ from hub.envs.stacking import split_inputs, stack_like
 __all__ = [
     "AsyncCallError",
     "BatchedEnvBase",
+    "FirstReady",
     "LastData",
     "ParallelEnv",
+    "RestartingBatch",
     "SerialEnv",
     "WorkerRestartWarning",
+    "async_layout",
     "join_specs",
     "split_inputs",
     "stack_like",

@@ -29,10 +29,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 
 from hub.errors import HubError
+from hub.specs import numpy_dtype
 
-__all__ = ["FirstReady", "AsyncCallError", "async_layout"]
+__all__ = ["FirstReady", "RestartingBatch", "AsyncCallError", "async_layout"]
 
 IDLE, RUNNING, READY = "idle", "running", "ready"
 
@@ -113,6 +115,8 @@ class FirstReady:
         self.num_envs = bounds[-1][1]
         self.state = [IDLE] * len(bounds)
         self.queue: deque[int] = deque()  # answered workers, in the order they answered
+        self.sends = [0] * len(bounds)  # when each worker was last sent a step (a counter)
+        self._count = 0
         self.started = False  # a reset was sent
         self.broken: str | None = None  # why the envs' states are unknown (reset needed)
 
@@ -133,6 +137,7 @@ class FirstReady:
     def started_all(self) -> list[int]:
         """A reset was sent to every worker: all run, nothing answered yet."""
         self.state = [RUNNING] * len(self.bounds)
+        self.sends = [0] * len(self.bounds)
         self.queue.clear()
         self.started = True
         self.broken = None
@@ -197,8 +202,16 @@ class FirstReady:
         return workers
 
     def sent(self, workers: Iterable[int]) -> None:
+        self._count += 1
         for w in workers:
             self.state[w] = RUNNING
+            self.sends[w] = self._count
+
+    def oldest_first(self, workers: Iterable[int]) -> list[int]:
+        """``workers`` (found ready together) in the order they were sent their steps: the
+        one that waited longest comes first, so that no worker is passed over again and again
+        when several are ready at once."""
+        return sorted(workers, key=self.sends.__getitem__)
 
     def fail(self, why: str) -> None:
         """A worker failed: the envs' states are unknown until the next reset."""
@@ -211,3 +224,119 @@ class FirstReady:
             raise AsyncCallError(
                 f"{what}(): {self.broken}; the envs' states are not known. Call env.reset()."
             )
+
+
+class RestartingBatch:
+    """The envs' side of first-ready batches: a batched env whose ended envs restart with the
+    next step sent to them (EnvPool's async semantics), for a worker process or an actor.
+
+    :meth:`step` restarts the envs whose episode ended in the last step (their action is not
+    used) and steps the others; :meth:`reset` restarts them all. Both return one row per env,
+    with ``"is_init"`` set on the rows that start an episode (first observation, reward 0, done
+    flags ``False``) and all three done flags.
+
+    Args:
+        env: a hub env of batch size ``[k, ...]``, used through its public array-level entry
+            points (``step_arrays``, ``reset_arrays``).
+
+    Example:
+        >>> import numpy as np
+        >>> from hub.batching import SerialEnv
+        >>> from hub.envs.builtin import CountingEnv
+        >>> batch = RestartingBatch(SerialEnv(2, CountingEnv, {"max_steps": 1}))
+        >>> batch.reset()["is_init"].tolist()
+        [True, True]
+        >>> out = batch.step({"action": np.ones((2, 1), dtype=np.int64)})
+        >>> out["observation"].ravel().tolist(), out["done"].ravel().tolist()
+        ([1, 1], [True, True])
+        >>> batch.step({"action": np.ones((2, 1), dtype=np.int64)})["is_init"].tolist()
+        [True, True]
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.n = int(env.batch_size[0]) if len(env.batch_size) else 1
+        self.restart = np.ones(self.n, dtype=bool)  # ended, or never started
+        rewards = env.full_reward_spec
+        self.zero_rewards = {
+            key: np.zeros(tuple(rewards[key].shape), dtype=numpy_dtype(rewards[key].dtype))
+            for key in rewards.keys(include_nested=True, leaves_only=True)
+        }
+
+    def step(self, inputs: dict[Any, Any]) -> dict[Any, Any]:
+        """Restart the envs that ended, step the others (``inputs``: their actions)."""
+        restart = self.restart
+        if restart.all():
+            return self.reset()
+        env = self.env
+        if not restart.any():
+            out = dict(env.step_arrays(inputs, None))
+            out["is_init"] = np.zeros(self.n, dtype=bool)
+        else:
+            out = _with_first_rows(
+                dict(env.step_arrays(inputs, ~restart)), env.reset_arrays(restart), restart
+            )
+            out["is_init"] = restart.copy()
+        out = _all_flags(out, self.n)
+        self.restart = _numpy(out["done"]).reshape(self.n, -1).any(-1)
+        return out
+
+    def reset(self) -> dict[Any, Any]:
+        """Restart every env."""
+        out = _with_first_rows({}, self.env.reset_arrays(None), np.ones(self.n, dtype=bool))
+        for key, zeros in self.zero_rewards.items():
+            out.setdefault(key, zeros.copy())
+        out["is_init"] = np.ones(self.n, dtype=bool)
+        self.restart = np.zeros(self.n, dtype=bool)
+        return _all_flags(out, self.n)
+
+
+def _numpy(value: Any) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+def _with_first_rows(out: dict[Any, Any], first: Any, rows: np.ndarray) -> dict[Any, Any]:
+    """``out`` (a step's arrays, or ``{}``) with the reset output ``first`` in ``rows``: the
+    first observations there, reward 0 and done flags ``False``."""
+    merged = dict(out)
+    for key, value in first.items():
+        new = _numpy(value)
+        old = merged.get(key)
+        if old is None:
+            merged[key] = new
+            continue
+        old = np.array(_numpy(old), copy=True)
+        if old.shape != new.shape and old.size == new.size:
+            new = new.reshape(old.shape)
+        old[rows] = new[rows]
+        merged[key] = old
+    n = len(rows)
+    for key in ("reward", *_FLAG_KEYS):
+        value = merged.get(key)
+        if value is not None:
+            value = np.array(_numpy(value), copy=True)
+            value.reshape(n, -1)[rows] = 0
+            merged[key] = value
+    return merged
+
+
+_FLAG_KEYS = ("done", "terminated", "truncated")
+
+
+def _all_flags(out: dict[Any, Any], n: int) -> dict[Any, Any]:
+    """``out`` with all three done flags (the missing ones derived, as the step pipeline does),
+    so that every row of a first-ready batch carries the same entries."""
+    flags = {k: _numpy(out[k]).reshape(n, -1).astype(bool) for k in _FLAG_KEYS if k in out}
+    if len(flags) == 3:
+        return out
+    width = next(iter(flags.values())).shape[1] if flags else 1
+    trunc = flags.get("truncated", np.zeros((n, width), dtype=bool))
+    done = flags.get("done")
+    term = flags.get("terminated")
+    if term is None:
+        term = done & ~trunc if done is not None else np.zeros_like(trunc)
+    if done is None:
+        done = term | trunc
+    return {**out, "done": done, "terminated": term, "truncated": trunc}

@@ -140,8 +140,9 @@ class FirstReadyMixin:
         pending = self._async_pending
         while not book.has_batch():
             left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            for w, answer in self._pool.collect_some(pending, left).items():
-                self._async_answered(w, answer)
+            answers = self._pool.collect_some(pending, left)
+            for w in book.oldest_first(answers):
+                self._async_answered(w, answers[w])
         workers = book.take()
         return self._async_rows(workers)
 

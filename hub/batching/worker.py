@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from hub.batching import signals as sig
+from hub.batching.first_ready import RestartingBatch
 from hub.batching.fork_safety import freeze_inherited
 from hub.batching.serial import SerialEnv
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
@@ -209,9 +210,7 @@ class Worker:
         self._out: dict[str, list[tuple[Any, np.ndarray, int]]] = {}
         self._present: np.ndarray | None = None
         self._known: list[bool | None] = []
-        # first-ready async: the sub-envs whose episode ended (or that never started), which
-        # the next STEP_ASYNC restarts instead of stepping
-        self._restart: np.ndarray = np.ones(int(env.batch_size[0]) if env.batch_size else 1, bool)
+        self._async: RestartingBatch | None = None  # first-ready async: built when first used
 
     # ---------------------------------------------------------------- loop
     def serve(self) -> None:
@@ -340,41 +339,21 @@ class Worker:
 
     # ---------------------------------------------------------------- first-ready async
     def step_async(self) -> bytes:
-        """Step the sub-envs, except those whose episode ended (or that never started): they
-        start a new episode instead (their action is not used). Written as one row per sub-env
-        into the ``"next"`` group, with ``"is_init"`` set on the new episodes' rows (reward 0,
-        done flags ``False``)."""
-        inputs = self._inputs_now()
-        env = self.env
-        restart = self._restart
-        if not restart.any():
-            out = dict(env.step_arrays(inputs, None))
-            out["is_init"] = np.zeros_like(restart)
-        elif restart.all():
-            return self.reset_async()
-        else:
-            out = dict(env.step_arrays(inputs, ~restart))
-            first = env.reset_arrays(restart)
-            out = _with_first_rows(out, first, restart)
-            out["is_init"] = restart.copy()
-        self._write("next", _all_flags(out, len(restart)))
-        self._restart = _ended_rows(out, len(restart))
+        """First-ready step: restart the sub-envs that ended, step the others; one row per
+        sub-env into the ``"next"`` group (see :class:`~hub.batching.first_ready.RestartingBatch`)."""
+        self._write("next", self._restarting().step(self._inputs_now()))
         return sig.OK
 
     def reset_async(self) -> bytes:
-        """Reset every sub-env; written as step rows (reward 0, ``"is_init"`` set)."""
+        """First-ready reset of every sub-env, written as step rows (``"is_init"`` set)."""
         self._inputs_now()
-        out = dict(self.env.reset_arrays(None))
-        n = len(self._restart)
-        out = _with_first_rows({}, out, np.ones(n, dtype=bool))
-        out["is_init"] = np.ones(n, dtype=bool)
-        out = _all_flags(out, n)
-        for key, view, _ in self._out["next"]:  # the reward: 0
-            if key == "reward" and key not in out:
-                out[key] = np.zeros_like(view)
-        self._write("next", out)
-        self._restart = np.zeros(n, dtype=bool)
+        self._write("next", self._restarting().reset())
         return sig.OK
+
+    def _restarting(self) -> RestartingBatch:
+        if self._async is None:
+            self._async = RestartingBatch(self.env)
+        return self._async
 
     # ---------------------------------------------------------------- control
     def bind(self, views: SharedViews) -> None:
@@ -421,68 +400,6 @@ class Worker:
         if operation == "ping":  # the parent re-syncs after an interrupted call
             return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")
-
-
-def _numpy(value: Any) -> np.ndarray:
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
-    return np.asarray(value)
-
-
-def _with_first_rows(out: dict[Any, Any], first: Any, rows: np.ndarray) -> dict[Any, Any]:
-    """``out`` (a step's arrays, or ``{}``) with the reset output ``first`` in ``rows``: the
-    first observations there, reward 0 and done flags ``False``."""
-    n = len(rows)
-    merged = dict(out)
-    for key, value in first.items():
-        new = _numpy(value)
-        old = merged.get(key)
-        if old is None:
-            merged[key] = new
-            continue
-        old = np.array(_numpy(old), copy=True)
-        if old.shape != new.shape and old.size == new.size:
-            new = new.reshape(old.shape)
-        old[rows] = new[rows]
-        merged[key] = old
-    for key in ("reward", "done", "terminated", "truncated"):
-        value = merged.get(key)
-        if value is None:
-            continue  # a reset's: written as zeros
-        value = np.array(_numpy(value), copy=True)
-        value.reshape(n, -1)[rows] = 0
-        merged[key] = value
-    return merged
-
-
-def _all_flags(out: dict[Any, Any], n: int) -> dict[Any, Any]:
-    """``out`` with all three done flags (the missing ones derived, as the step pipeline does),
-    so that every row a first-ready batch joins carries the same entries."""
-    if all(key in out for key in ("done", "terminated", "truncated")):
-        return out
-    flags = {k: _numpy(out[k]).reshape(n, -1).astype(bool) for k in _FLAG_KEYS if k in out}
-    width = next(iter(flags.values())).shape[1] if flags else 1
-    trunc = flags.get("truncated", np.zeros((n, width), dtype=bool))
-    done = flags.get("done")
-    term = flags.get("terminated")
-    if term is None:
-        term = done & ~trunc if done is not None else np.zeros_like(trunc)
-    if done is None:
-        done = term | trunc
-    return {**out, "done": done, "terminated": term, "truncated": trunc}
-
-
-_FLAG_KEYS = ("done", "terminated", "truncated")
-
-
-def _ended_rows(out: dict[Any, Any], n: int) -> np.ndarray:
-    """The sub-envs whose episode ended in ``out`` (any done flag set)."""
-    ended = np.zeros(n, dtype=bool)
-    for key in ("done", "terminated", "truncated"):
-        value = out.get(key)
-        if value is not None:
-            ended |= _numpy(value).reshape(n, -1).any(-1)
-    return ended
 
 
 def _copy_into(view: np.ndarray, value: Any, key: Any, where: str) -> None:
