@@ -120,7 +120,13 @@ class Gather:
         for key in first:
             column = self.columns_of.get(key)
             old = base.get(key)
-            if column is None or old is None or column.non_tensor:
+            if column is not None and column.non_tensor and old is not None:
+                full = list(old)  # one value per sub-env
+                for i in index:
+                    full[i] = parts[i][key]
+                data[key] = full
+                continue
+            if column is None or old is None:
                 data[key] = self.columns([p if p is None else {key: p[key]} for p in parts], what)[
                     key
                 ]
