@@ -126,6 +126,25 @@ def test_restart_failed_rebuilds_a_raising_worker():
             env.rollout(1)  # (the rebuilt env would fail again at its own step 2)
 
 
+def test_a_rebuilt_worker_reports_every_env_it_holds_truncated():
+    # worker 1 holds sub-envs 2 and 3; sub-env 3 raises at its second step
+    kwargs = [{"fail_at": 0}] * 3 + [{"fail_at": 2}]
+    env = hub.ParallelEnv(4, FlakyEnv, kwargs, num_workers=2, restart_failed=True)
+    with env:
+        assert env.envs_per_worker == 2
+        td = env.reset()
+        with pytest.warns(WorkerRestartWarning, match="holds sub-envs 2-3"):
+            for _ in range(3):
+                data, td = env.step_and_maybe_reset(env.rand_action(td))
+                if env.restarts[1]:
+                    break
+        assert env.restarts == [0, 1]
+        assert data["next", "truncated"].squeeze(-1).tolist() == [False, False, True, True]
+        assert data["next", "reward"][2:].abs().sum().item() == 0
+        assert td["observation"][2:].squeeze(-1).tolist() == [0, 0]  # both start anew
+        assert td["observation"][:2].squeeze(-1).tolist() == [2, 2]
+
+
 def test_restart_failed_rebuilds_a_killed_worker():
     env = hub.ParallelEnv(2, CountingEnv, restart_failed=True)
     with env:
