@@ -125,12 +125,16 @@ class Stepper:
             td.set("_step", torch.as_tensor(np.asarray(step_mask, dtype=bool)))
         if self.fast:
             try:
-                nxt = self.env.step(td.copy()).get("next")
+                self.env.step(td)
             finally:
                 if step_mask is not None:
                     del td["_step"]
+            nxt = td.pop("next", None)
+            if nxt is None:
+                return None
+            values = dict(nxt.items(include_nested=True, leaves_only=True))
             for key, buffer in self._out.items():
-                value = nxt.get(key, None)
+                value = values.get(key)
                 if value is not None:
                     buffer.copy_(value)
             return None
