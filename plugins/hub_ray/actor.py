@@ -14,6 +14,8 @@ Example:
     [0, 0]
     >>> actor.step({"action": np.ones((2, 1), np.int64)}, None)["observation"].ravel()
     array([1, 1])
+    >>> actor.reset_first_ready()["is_init"].tolist()  # first-ready batches
+    [True, True]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 import torch
 
 import hub
+from hub.batching import RestartingBatch
 from hub_ray.arrays import Arrays
 
 __all__ = ["EnvActor", "METHOD"]
@@ -46,6 +49,7 @@ class EnvActor:
                 f"the actor's env factory returned {type(self.env).__name__}, not a hub.EnvBase."
             )
         self._batch = self.env.batch_size
+        self._restarting: RestartingBatch | None = None  # first-ready batches: on first use
 
     # ------------------------------------------------------------ start-up
     def describe(self) -> dict[str, Any]:
@@ -85,6 +89,21 @@ class EnvActor:
         ``None``)."""
         out, first = self.env.step_reset_arrays(arrays, rows)
         return _numpy(out), None if first is None else _numpy(first)
+
+    # ------------------------------------------------------------ first-ready batches
+    def reset_first_ready(self) -> Arrays:
+        """Restart every env; one row each, ``"is_init"`` set (see
+        :class:`hub.batching.RestartingBatch`)."""
+        return _numpy(self._first_ready().reset())
+
+    def step_first_ready(self, arrays: Arrays) -> Arrays:
+        """Restart the envs whose episode ended, step the others; one row each."""
+        return _numpy(self._first_ready().step(arrays))
+
+    def _first_ready(self) -> RestartingBatch:
+        if self._restarting is None:
+            self._restarting = RestartingBatch(self.env)
+        return self._restarting
 
     # ------------------------------------------------------------ attributes
     def get_attr(self, name: str) -> list[Any]:
