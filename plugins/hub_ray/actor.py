@@ -82,12 +82,12 @@ class EnvActor:
         return _numpy(self.env.reset_arrays(rows, **kwargs))
 
     def step(self, arrays: Arrays, rows: Any) -> Arrays:
-        return _numpy(self.env.step_arrays(arrays, rows))
+        return _numpy(self.env.step_arrays(_writable(arrays), rows))
 
     def step_reset(self, arrays: Arrays, rows: Any) -> tuple[Arrays, Arrays | None]:
         """The step's arrays, and the reset's when some sub-env's episode ended (else
         ``None``)."""
-        out, first = self.env.step_reset_arrays(arrays, rows)
+        out, first = self.env.step_reset_arrays(_writable(arrays), rows)
         return _numpy(out), None if first is None else _numpy(first)
 
     # ------------------------------------------------------------ first-ready batches
@@ -98,7 +98,7 @@ class EnvActor:
 
     def step_first_ready(self, arrays: Arrays) -> Arrays:
         """Restart the envs whose episode ended, step the others; one row each."""
-        return _numpy(self._first_ready().step(arrays))
+        return _numpy(self._first_ready().step(_writable(arrays)))
 
     def _first_ready(self) -> RestartingBatch:
         if self._restarting is None:
@@ -127,6 +127,16 @@ class EnvActor:
 
     def close(self) -> None:
         self.env.close()
+
+
+def _writable(arrays: Arrays) -> Arrays:
+    """The inputs Ray hands over, writable: it gives read-only views of its object store, which
+    an env may not write into (and which torch warns about); the read-only ones are copied."""
+    out = {}
+    for key, value in arrays.items():
+        value = np.asarray(value)
+        out[key] = value if value.flags.writeable else value.copy()
+    return out
 
 
 def _numpy(arrays: Any) -> Arrays:
