@@ -14,6 +14,8 @@ Example:
     [0, 0]
     >>> actor.step({"action": np.ones((2, 1), np.int64)}, None)["observation"].ravel()
     array([1, 1])
+    >>> actor.reset_first_ready()["is_init"].tolist()  # first-ready batches
+    [True, True]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 import torch
 
 import hub
+from hub.batching import RestartingBatch
 from hub_ray.arrays import Arrays
 
 __all__ = ["EnvActor", "METHOD"]
@@ -46,6 +49,7 @@ class EnvActor:
                 f"the actor's env factory returned {type(self.env).__name__}, not a hub.EnvBase."
             )
         self._batch = self.env.batch_size
+        self._restarting: RestartingBatch | None = None  # first-ready batches: on first use
 
     # ------------------------------------------------------------ start-up
     def describe(self) -> dict[str, Any]:
@@ -78,13 +82,28 @@ class EnvActor:
         return _numpy(self.env.reset_arrays(rows, **kwargs))
 
     def step(self, arrays: Arrays, rows: Any) -> Arrays:
-        return _numpy(self.env.step_arrays(arrays, rows))
+        return _numpy(self.env.step_arrays(_writable(arrays), rows))
 
     def step_reset(self, arrays: Arrays, rows: Any) -> tuple[Arrays, Arrays | None]:
         """The step's arrays, and the reset's when some sub-env's episode ended (else
         ``None``)."""
-        out, first = self.env.step_reset_arrays(arrays, rows)
+        out, first = self.env.step_reset_arrays(_writable(arrays), rows)
         return _numpy(out), None if first is None else _numpy(first)
+
+    # ------------------------------------------------------------ first-ready batches
+    def reset_first_ready(self) -> Arrays:
+        """Restart every env; one row each, ``"is_init"`` set (see
+        :class:`hub.batching.RestartingBatch`)."""
+        return _numpy(self._first_ready().reset())
+
+    def step_first_ready(self, arrays: Arrays) -> Arrays:
+        """Restart the envs whose episode ended, step the others; one row each."""
+        return _numpy(self._first_ready().step(_writable(arrays)))
+
+    def _first_ready(self) -> RestartingBatch:
+        if self._restarting is None:
+            self._restarting = RestartingBatch(self.env)
+        return self._restarting
 
     # ------------------------------------------------------------ attributes
     def get_attr(self, name: str) -> list[Any]:
@@ -108,6 +127,16 @@ class EnvActor:
 
     def close(self) -> None:
         self.env.close()
+
+
+def _writable(arrays: Arrays) -> Arrays:
+    """The inputs Ray hands over, writable: it gives read-only views of its object store, which
+    an env may not write into (and which torch warns about); the read-only ones are copied."""
+    out = {}
+    for key, value in arrays.items():
+        value = np.asarray(value)
+        out[key] = value if value.flags.writeable else value.copy()
+    return out
 
 
 def _numpy(arrays: Any) -> Arrays:

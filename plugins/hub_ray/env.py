@@ -30,7 +30,7 @@ import torch
 from tensordict import TensorDict, TensorDictBase
 
 import hub
-from hub.batching import AsyncCallError, LastData, truncate_rows
+from hub.batching import AsyncCallError, FirstReady, LastData, truncate_rows
 from hub.envs import derived_seed
 from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
 from hub.specs import numpy_dtype
@@ -38,6 +38,7 @@ from hub_ray.actor import METHOD, EnvActor
 from hub_ray.arrays import Arrays, join_rows, split_rows
 from hub_ray.connect import check_session, connect, ray_session, same_session
 from hub_ray.faults import ActorPlace, ActorRestartWarning, died_error, raised_error
+from hub_ray.first_ready import FirstReadyActors, first_ready_layout
 from hub_ray.specs import join_specs
 
 __all__ = ["RayEnv"]
@@ -71,7 +72,7 @@ class _Restarted:
         self.reset = reset
 
 
-class RayEnv(hub.EnvBase):
+class RayEnv(FirstReadyActors, hub.EnvBase):
     """Run ``num_envs`` envs in Ray actors as one env of batch size ``[num_envs]``.
 
     Args:
@@ -99,6 +100,12 @@ class RayEnv(hub.EnvBase):
             kills them.
         device: where the batched data lives (default: CPU).
         checks: check actions and outputs against the specs in this process.
+        batch_size: first-ready async mode (EnvPool's ``batch_size``): ``step_fetch()`` returns
+            the first ``batch_size`` envs to finish, with their ``"env_id"`` and ``"is_init"``,
+            and ``step_send(td)`` steps the envs of ``td["env_id"]`` (see
+            :mod:`hub_ray.first_ready`). The env's batch size is then ``[batch_size]``; every
+            actor holds as many envs, a divisor of ``batch_size`` (by default a batch spreads
+            over the cluster's CPUs). ``None``: every env steps at once.
 
     Attributes:
         restarts: how many times each actor was created again.
@@ -123,10 +130,12 @@ class RayEnv(hub.EnvBase):
         shutdown_timeout: float = 1.0,
         device: Any = None,
         checks: bool = False,
+        batch_size: int | None = None,
     ) -> None:
         import ray
 
         self._actors: list[Any] = []
+        self._calls, self._answers = {}, {}  # first-ready batches: the calls under way
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}.")
         if max_restarts < 0:
@@ -139,9 +148,16 @@ class RayEnv(hub.EnvBase):
         self._create_batch_fn = create_batch_fn
         self.started_ray = connect(address)
         self._ray_session = ray_session()  # its actors live there: check_session before calls
-        sizes = _actor_sizes(num_envs, envs_per_actor, ray.cluster_resources().get("CPU", 1))
+        cpus = ray.cluster_resources().get("CPU", 1)
+        if batch_size is None:
+            sizes = _actor_sizes(num_envs, envs_per_actor, cpus)
+        else:
+            actors, per = first_ready_layout(num_envs, batch_size, cpus, envs_per_actor)
+            sizes = [per] * actors
         self._options = _per_actor(actor_options, len(sizes))
         self._ranges = _ranges(sizes)
+        if batch_size is not None:
+            self._book = FirstReady(self._ranges, int(batch_size))
         self._job: _Call | None = None
         self._fetched: _Call | None = None
         self._seed: int | None = None
@@ -150,15 +166,22 @@ class RayEnv(hub.EnvBase):
         self._remote = ray.remote(EnvActor)
         descriptions = self._start_all()
         first = descriptions[0]
+        rows = num_envs if batch_size is None else int(batch_size)
         super().__init__(
-            device=device,
-            batch_size=(num_envs,) + tuple(first["batch_size"][1:]),
-            checks=checks,
+            device=device, batch_size=(rows,) + tuple(first["batch_size"][1:]), checks=checks
         )
+        if self._book is not None:
+            self._first_ready_specs(descriptions, _SPECS)
+            return
         for name in _SPECS:
             setattr(self, name, join_specs([d[name] for d in descriptions], name))
 
     # ---------------------------------------------------------------- actors
+    @property
+    def num_envs(self) -> int:
+        """The number of envs in all (the batch size, unless ``batch_size`` is given)."""
+        return self._ranges[-1][1]
+
     @property
     def num_actors(self) -> int:
         """The number of Ray actors."""
@@ -379,9 +402,13 @@ class RayEnv(hub.EnvBase):
         return job
 
     def _step_arrays(self, inputs: Arrays, rows: Any = None) -> Arrays:
+        if self._book is not None:
+            self._refuse_sync("step()")
         return self._step_result(self._take_step(inputs, rows, False))[0]
 
     def _step_reset_arrays(self, inputs: Arrays, rows: Any = None) -> tuple[Arrays, Any]:
+        if self._book is not None:
+            self._refuse_sync("step_and_maybe_reset()")
         return self._step_result(self._take_step(inputs, rows, True))
 
     def _step_result(self, job: _Call) -> tuple[Arrays, Arrays | None]:
@@ -436,6 +463,8 @@ class RayEnv(hub.EnvBase):
         return zeros
 
     def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> Arrays:
+        if self._book is not None:
+            return self._async_reset(rows, dict(kwargs))
         job, self._fetched = self._fetched, None
         if job is None:
             self._ready("reset")
@@ -462,7 +491,12 @@ class RayEnv(hub.EnvBase):
 
     # ---------------------------------------------------------------- async use
     def step_send(self, tensordict: TensorDictBase) -> None:
-        """Start a step; :meth:`step_fetch` returns its result (as ``ParallelEnv.step_send``)."""
+        """Start a step; :meth:`step_fetch` returns its result (as ``ParallelEnv.step_send``).
+
+        In first-ready async mode (``batch_size``), steps the envs of ``tensordict["env_id"]``
+        (see :mod:`hub_ray.first_ready`)."""
+        if self._book is not None:
+            return self._async_send(tensordict)
         self._ready("step_send")
         self.check_step_input(tensordict, "step_send")
         keys = self.env_keys
@@ -479,7 +513,13 @@ class RayEnv(hub.EnvBase):
         """Wait (at most ``timeout`` seconds) for the step started by :meth:`step_send` and
         return it, as :meth:`step` would. On :class:`hub.errors.WorkerTimeoutError` the step
         stays pending: fetch again to get it. (After a ``step_and_maybe_reset`` that timed out,
-        it returns what that call would have: ``(data, next_input)``.)"""
+        it returns what that call would have: ``(data, next_input)``.)
+
+        In first-ready async mode (``batch_size``), returns the next ``batch_size`` envs to
+        finish: their observations, ``"reward"``, done flags, ``"env_id"`` and ``"is_init"``
+        (not under ``"next"``: each row is the env's latest data)."""
+        if self._book is not None:
+            return self._async_fetch(timeout)
         job = self._take("step", timeout)
         self._job = None
         self._fetched = job
@@ -509,6 +549,8 @@ class RayEnv(hub.EnvBase):
     def reset_send(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> None:
         """Start a reset (full, or partial through ``"_reset"`` entries); :meth:`reset_fetch`
         returns its result."""
+        if self._book is not None:
+            self._refuse_reset_send()
         self._ready("reset_send")
         keys = self.env_keys
         rows = None
@@ -575,7 +617,7 @@ class RayEnv(hub.EnvBase):
 
     def set_attr(self, name: str, values: Any) -> None:
         """Set the attribute ``name`` of every env (one value each, or one for all)."""
-        n = self.batch_size[0]
+        n = self.num_envs
         if not (isinstance(values, (list, tuple)) and len(values) == n):
             values = [values] * n
         self._ready(f"set_attr({name!r})")
@@ -610,6 +652,8 @@ class RayEnv(hub.EnvBase):
 
         self._job = self._fetched = None
         self._last.clear()
+        self._calls.clear()
+        self._answers.clear()
         if not self._actors or not same_session(self.__dict__.get("_ray_session")):
             self._actors = []  # gone with the Ray instance they lived in
             return
@@ -633,7 +677,7 @@ class RayEnv(hub.EnvBase):
 
     def __repr__(self) -> str:
         return (
-            f"RayEnv(num_envs={self.batch_size[0]}, actors={self.num_actors}, "
+            f"RayEnv(num_envs={self.num_envs}, actors={self.num_actors}, "
             f"envs_per_actor={self.envs_per_actor}, closed={self.is_closed})"
         )
 

@@ -1,7 +1,8 @@
 """The plugin module (entry point ``ray = "hub_ray.plugin"``): the ``ray`` batching strategy.
 
 ``hub.make_env(uri, num_envs=N, batching="ray", envs_per_actor=K, actor_options=...,
-address=...)`` builds a :class:`hub_ray.RayEnv`. Importing this module imports neither Ray nor
+address=...)`` builds a :class:`hub_ray.RayEnv` (``batch_size=B`` for first-ready async
+batches of ``B`` envs). Importing this module imports neither Ray nor
 torch.
 
 Example:
@@ -30,6 +31,7 @@ RAY_OPTIONS = (
     "start_timeout",
     "create_batch_fn",
     "actor_batching",
+    "batch_size",
 )
 
 

@@ -105,3 +105,10 @@ def same_data(a: Any, b: Any) -> bool:
     if keys != sorted(b.keys(True, True), key=str):
         return False
     return all(torch.equal(a.get(k), b.get(k)) for k in keys)
+
+
+def cartpole() -> Any:
+    """gymnasium's CartPole-v1 with an index action (a picklable factory for the actors)."""
+    import hub
+
+    return hub.make_env("gymnasium:CartPole-v1", categorical_action_encoding=True)

@@ -23,6 +23,7 @@ def test_the_plugin_is_listed_with_its_strategy():
     strategy = plugin.hub_batching()[0]
     assert strategy.name == "ray"
     assert "envs_per_actor" in strategy.options and "create_batch_fn" in strategy.options
+    assert "batch_size" in strategy.options  # first-ready async batches
 
 
 def test_bad_actor_batching_is_a_clear_error():
@@ -60,7 +61,7 @@ def test_specs_join_along_the_env_dim():
         join_specs([a, Composite(x=Categorical(3, shape=(1, 3)), shape=(1,))], "spec")
 
 
-@pytest.mark.parametrize("name", ["arrays", "actor", "faults", "specs", "plugin"])
+@pytest.mark.parametrize("name", ["arrays", "actor", "faults", "specs", "plugin", "first_ready"])
 def test_docstring_examples(name):
     module = importlib.import_module(f"hub_ray.{name}")
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
