@@ -184,6 +184,7 @@ class _Leaf:
         "size",
         "one",
         "non_tensor",
+        "casts",
     )
 
     def __init__(self, key: NestedKey, spec: TensorSpec) -> None:
@@ -199,6 +200,30 @@ class _Leaf:
         self.shape_tuple = tuple(spec.shape)
         self.size = spec.shape.numel() if -1 not in spec.shape else -1
         self.one = self.np_dtype is not None and spec.shape.numel() == 1 and -1 not in spec.shape
+        self.casts: dict[np.dtype, bool] = {}  # numpy dtypes seen: may they be cast to np_dtype
+
+    def from_array(self, value: np.ndarray) -> torch.Tensor | None:
+        """A CPU numpy array as this leaf's tensor when only its shape (same size), dtype (a
+        cast that keeps the kind, as :func:`as_tensor` allows) or writeability differ;
+        ``None`` for anything else (:func:`as_tensor` then explains what is wrong)."""
+        want = self.np_dtype
+        if want is None or value.size != self.size or value.dtype.byteorder not in "=|":
+            return None
+        have = value.dtype
+        if have != want:
+            ok = self.casts.get(have)
+            if ok is None:
+                ok = self.casts[have] = (
+                    have.kind in "biu"
+                    if want == np.bool_
+                    else have != np.object_ and np.can_cast(have, want, casting="same_kind")
+                )
+            if not ok:
+                return None
+            value = value.astype(want)
+        elif not value.flags.writeable:
+            value = value.copy()
+        return from_numpy(value.reshape(self.shape_tuple))
 
 
 class OutputPlan:
@@ -337,6 +362,10 @@ class OutputPlan:
                         ):
                             data[key] = from_numpy(value)
                             continue
+                        fixed = leaf.from_array(value)
+                        if fixed is not None:
+                            data[key] = fixed
+                            continue
                     elif leaf.one and (kind is float or kind is int or kind is bool):
                         scalar = np.array(value, dtype=leaf.np_dtype)
                         data[key] = from_numpy(scalar.reshape(leaf.shape_tuple))
@@ -372,8 +401,9 @@ class OutputPlan:
             return ended
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
-            zeros = from_numpy(np.zeros((3, *shape), dtype=bool))
-            data["done"], data["terminated"], data["truncated"] = zeros.unbind(0)
+            data["done"] = from_numpy(np.zeros(shape, dtype=bool))
+            data["terminated"] = from_numpy(np.zeros(shape, dtype=bool))
+            data["truncated"] = from_numpy(np.zeros(shape, dtype=bool))
             return False
         if self.one_flag and _all_scalars(done, term, trunc):
             te = bool(term) if term is not None else bool(done) and not bool(trunc)

@@ -224,6 +224,7 @@ class StepPipeline(EnvHooks):
         masks: Masks | None,
         inputs: TensorDictBase | None,
         kwargs: dict[str, Any],
+        ended_rows: bool = False,
     ) -> TensorDictBase:
         """The reset sequence: backend, then :meth:`_finish_reset`."""
         rows = _root_rows(masks, self._batch_size)
@@ -238,13 +239,20 @@ class StepPipeline(EnvHooks):
             if out is inputs:
                 out = out.copy()
             drop_reset_entries(out, list(keys.done_prefixes))
-        return self._finish_reset(keys, out, masks, inputs)
+        return self._finish_reset(keys, out, masks, inputs, ended_rows)
 
     def _finish_reset(
-        self, keys: EnvKeys, out: Any, masks: Masks | None, inputs: TensorDictBase | None
+        self,
+        keys: EnvKeys,
+        out: Any,
+        masks: Masks | None,
+        inputs: TensorDictBase | None,
+        ended_rows: bool = False,
     ) -> TensorDictBase:
         """A reset's output with its done flags, merged with ``inputs`` where the masks are
-        ``False``, the auto-reset cache used, checked; the ended rows are forgotten."""
+        ``False``, the auto-reset cache used, checked; the ended rows are forgotten.
+        ``ended_rows``: the masks are the rows whose episode ended, so the done flags of the
+        other rows are ``False`` already and need no merge."""
         batch = self._batch_size if inputs is None else fast_batch_size(inputs)
         unlocked = batch if batch != self._batch_size else None
         out, _ = keys.outputs.build(out, unlocked, "_reset_arrays")
@@ -254,7 +262,8 @@ class StepPipeline(EnvHooks):
                 mask_reset_output(out, cache, _invert(masks), list(keys.done_prefixes))
                 self._auto_reset_cache = None
             if not self.masks_partial_resets:
-                mask_reset_output(out, inputs, masks, list(keys.done_prefixes))
+                skip = keys.done_keys if ended_rows else ()
+                mask_reset_output(out, inputs, masks, list(keys.done_prefixes), skip)
         elif self.auto_reset:
             self._auto_reset_cache = None
         if self.checks:
@@ -308,7 +317,7 @@ class StepPipeline(EnvHooks):
         their bool mask): an array-level env with one done level, straight from the step's
         flags, without writing and reading back ``"_reset"`` entries."""
         masks = None if ended is True or bool(ended.all()) else {(): ended}
-        fast_update(next_input, self._run_reset(keys, masks, next_input, {}))
+        fast_update(next_input, self._run_reset(keys, masks, next_input, {}, ended_rows=True))
 
     # ================================================================== step
     def step(self, tensordict: TensorDictBase) -> TensorDictBase:
@@ -379,7 +388,7 @@ class StepPipeline(EnvHooks):
                 self._reset_rows(keys, ended, next_input)
             else:
                 masks = None if ended is True or bool(ended.all()) else {(): ended}
-                fast_update(next_input, self._finish_reset(keys, first, masks, next_input))
+                fast_update(next_input, self._finish_reset(keys, first, masks, next_input, True))
         return tensordict, next_input
 
     def _run_step(

@@ -18,11 +18,14 @@ Example:
 
 from __future__ import annotations
 
-import torch
-from tensordict import TensorDictBase
+from collections.abc import Collection
 
-from hub.envs._fast_td import fast_del, fast_get, fast_keys, fast_set
+import torch
+from tensordict import TensorDict, TensorDictBase
+
+from hub.envs._fast_td import fast_del, fast_get, fast_items, fast_keys, fast_set
 from hub.envs.serial_ops import where_rows
+from hub.specs import NestedKey
 
 __all__ = [
     "read_reset_masks",
@@ -117,17 +120,23 @@ def mask_reset_output(
     previous: TensorDictBase | None,
     masks: dict[tuple[str, ...], torch.Tensor],
     prefixes: list[tuple[str, ...]],
+    skip: Collection[NestedKey] = (),
 ) -> None:
     """Keep the ``previous`` values of ``out`` wherever the reset mask of their level is ``False``.
 
-    Entries that ``previous`` does not hold keep the reset output (nothing to restore them from).
+    Entries that ``previous`` does not hold keep the reset output (nothing to restore them
+    from); the keys of ``skip`` keep it too (the caller knows they are equal there).
     """
     if previous is None:
         return
     levels = [p for p in prefixes if p in masks] + [p for p in masks if p not in prefixes]
     if all(bool(masks[p].all()) for p in levels):
         return
+    if levels == [()] and _flat_root_merge(out, previous, masks[()], skip):
+        return
     for key in out.keys(include_nested=True, leaves_only=True):
+        if key in skip:
+            continue
         tkey = (key,) if isinstance(key, str) else key
         level = _level_of(tkey, levels)
         if level is None:
@@ -142,6 +151,28 @@ def mask_reset_output(
         merged = _where(mask, new, old)
         if merged is not None:
             fast_set(out, key, merged)
+
+
+def _flat_root_merge(
+    out: TensorDictBase, previous: TensorDictBase, mask: torch.Tensor, skip: Collection[NestedKey]
+) -> bool:
+    """:func:`mask_reset_output` for one root mask and an output of root tensors only (the
+    common case, without walking nested keys); ``False`` when ``out`` is not such an output."""
+    if type(out) is not TensorDict:
+        return False
+    items = list(fast_items(out))
+    tensor = torch.Tensor
+    if any(type(value) is not tensor for _, value in items):
+        return False
+    for key, new in items:
+        if key in skip:
+            continue
+        old = fast_get(previous, key)
+        if isinstance(old, tensor):
+            merged = _where(mask, new, old)
+            if merged is not None:
+                fast_set(out, key, merged)
+    return True
 
 
 def mask_step_output(

@@ -1,7 +1,7 @@
 """Inverted control: simulators that drive themselves and ask hub's learner for actions.
 
-:class:`ExternalEnv` is the seed's ExternalEnv: a simulator (a game engine, a robot, a service, a
-log reader) calls ``start_episode`` / ``get_action`` / ``log_action`` / ``log_returns`` /
+:class:`ExternalEnv` follows RLlib's ExternalEnv: a simulator (a game engine, a robot, a service,
+a log reader) calls ``start_episode`` / ``get_action`` / ``log_action`` / ``log_returns`` /
 ``end_episode``, while the learner sees an :class:`~hub.EnvBase` it can ``step`` and ``rollout``.
 :class:`PolicyServer` serves such an env over TCP with a typed, versioned msgpack protocol, and
 :class:`PolicyClient` (numpy and msgpack only) is the simulator's side of it.

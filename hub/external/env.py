@@ -1,4 +1,4 @@
-"""``ExternalEnv``: the seed's inverted-control env, seen by the learner as an ``EnvBase``.
+"""``ExternalEnv``: inverted control (RLlib's ExternalEnv), seen by the learner as an ``EnvBase``.
 
 The simulator side (any thread): ``start_episode``, ``get_action``, ``log_action``,
 ``log_returns``, ``end_episode``. The learner side: an env of batch size ``[max_concurrent]``,
@@ -322,7 +322,7 @@ class ExternalEnv(EnvBase):
         self.reset(next_input)
         return next_input
 
-    # ------------------------------------------------------------------ the seed's poll API
+    # ------------------------------------------------------------------ the poll API (RLlib's)
     def poll(self, timeout: float | None = None) -> TensorDictBase:
         """Wait up to ``timeout`` seconds for data and return every item posted since the last
         poll, one row each: ``"slot"``, ``"episode_id"``, the observation, ``"reward"``, the

@@ -322,6 +322,21 @@ class GymWrapper(hub.GymLikeEnv):
         out["truncated"] = truncated
         return self._with_infos(out, info) if self.info_dict_reader else out
 
+    def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[Any, Any]:
+        """Step, then reset at once what ended: a single env whose episode ended, or the
+        finished sub-envs of a vector env (one partial reset, or none where the vector env
+        restarted them itself and kept their first observations)."""
+        out = self._step_arrays(inputs, rows)
+        vector = self._vector
+        if vector is None:
+            if out["terminated"] or out["truncated"]:
+                return out, self._reset_arrays()
+            return out, None
+        if rows is not None or not vector.any_pending:
+            return out, None
+        first, info = vector.reset(vector.pending.copy(), {})
+        return out, self._with_infos(first, info) if self.info_dict_reader else first
+
     def _action_of(self, inputs: Any) -> Any:
         """The action entry of ``inputs``; the parts of a container action as a dict."""
         parts = self._action_parts
