@@ -58,3 +58,20 @@ def test_summary_takes_median_and_range() -> None:
     (cell,) = summarize([*runs, {"row": "r", "env": "e", "width": 1, "error": "boom"}])
     assert (cell["median"], cell["min"], cell["max"], cell["errors"]) == (2.0, 1.0, 3.0, ["boom"])
     assert json.dumps(cell)
+
+
+def test_parallel_layout_rows_run_on_all_cores_and_name_their_layout(invoke) -> None:
+    rows = "gymnasium,hub-parallel-w2,hub-parallel-e1"
+    result = invoke(
+        "bench", "--all-cores", "--rows", rows, "--widths", "2", "--runs", "1", "--seconds", "0.05"
+    )
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "actions/s on all cores" in text
+    assert "hub ParallelEnv, num_workers=2" in text and "envs_per_worker=1" in text
+    assert "x)" in text  # each layout row's ratio to raw gymnasium
+
+
+def test_an_unknown_row_names_the_layout_rows() -> None:
+    with pytest.raises(ValueError, match="hub-parallel-wN, hub-parallel-eK"):
+        build_loop("hub-parallel-q3", "CartPole-v1", 2)
