@@ -153,15 +153,17 @@ def run_bench(
     core: int | None = None,
     on_cell: Callable[[dict[str, Any]], None] | None = None,
     one_process: bool = False,
+    all_cores: bool = False,
 ) -> dict[str, Any]:
     """Measure the table; returns the report (what ``hub bench --json`` prints).
 
     Each cell (row, env, width) runs in a fresh process, or with ``one_process`` every cell of
     an env runs in turn in one process (``--quick``: one start-up, which imports torch and the
-    libraries, instead of one per cell; a rougher look, as cells then share the process).
+    libraries, instead of one per cell; a rougher look, as cells then share the process). With
+    ``all_cores`` the cells are not pinned (``config["core"]`` is then ``None``).
     """
     rows = list(default_rows() if rows is None else rows)
-    if core is None and hasattr(os, "sched_getaffinity"):
+    if core is None and not all_cores and hasattr(os, "sched_getaffinity"):
         core = max(os.sched_getaffinity(0))
     results = []
     for _, cell_rows, env, cell_widths in _plan(rows, envs, widths, runs, one_process):
@@ -191,9 +193,9 @@ def run_bench(
 
 def ratio_to_raw(report: dict[str, Any], cell: dict[str, Any]) -> float | None:
     """A hub cell's median over its raw row's median (same env and width), if both ran."""
-    from hub.cli.bench_loops import RAW_OF, STRATEGY_PREFIX
+    from hub.cli.bench_loops import raw_row
 
-    raw = RAW_OF.get(cell["row"], "gymnasium" if cell["row"].startswith(STRATEGY_PREFIX) else None)
+    raw = raw_row(cell["row"])
     for other in report["cells"]:
         if (other["row"], other["env"], other["width"]) == (raw, cell["env"], cell["width"]):
             if other["median"] and cell["median"]:
@@ -202,8 +204,12 @@ def ratio_to_raw(report: dict[str, Any], cell: dict[str, Any]) -> float | None:
 
 
 def _label(row: str) -> str:
-    from hub.cli.bench_loops import BUILTIN_ROWS, STRATEGY_PREFIX
+    from hub.cli.bench_loops import BUILTIN_ROWS, STRATEGY_PREFIX, parallel_layout
 
+    layout = parallel_layout(row)
+    if layout is not None:
+        ((name, value),) = layout.items()
+        return f"hub ParallelEnv, {name}={value}"
     if row.startswith(STRATEGY_PREFIX):
         return f"hub batching={row[len(STRATEGY_PREFIX) :]!r}"
     return BUILTIN_ROWS.get(row, row)
@@ -215,7 +221,8 @@ def print_table(report: dict[str, Any]) -> None:
 
     config = report["config"]
     for env in config["envs"]:
-        table = Table(title=f"{env}: actions/s on one core", title_justify="left")
+        cores = "all cores" if config["core"] is None else "one core"
+        table = Table(title=f"{env}: actions/s on {cores}", title_justify="left")
         table.add_column("loop")
         for width in config["widths"]:
             table.add_column(f"W={width}", justify="right")
@@ -270,6 +277,9 @@ def _cell_text(report: dict[str, Any], cell: dict[str, Any] | None) -> str:
 @click.option("--warmup", type=click.FloatRange(min=0.0), default=0.5, show_default=True)
 @click.option("--core", type=int, default=None, help="The core to pin to (default: the last).")
 @click.option(
+    "--all-cores", is_flag=True, help="Pin nothing: every cell may use all CPUs (ParallelEnv rows)."
+)
+@click.option(
     "--quick",
     is_flag=True,
     help="Widths 1 and 8, one short run, every cell in one process: under a minute.",
@@ -290,6 +300,7 @@ def bench(
     seconds: float,
     warmup: float,
     core: int | None,
+    all_cores: bool,
     quick: bool,
     plot: Path | None,
     as_json: bool,
@@ -305,6 +316,7 @@ def bench(
       hub bench
       hub bench --quick --plot bench.png
       hub bench --envs Pong-v5 --rows envpool,hub-envpool --json
+      hub bench --all-cores --rows gymnasium,hub-parallel,hub-parallel-w2,hub-parallel-e1
     """
     from rich.progress import Progress
 
@@ -323,6 +335,7 @@ def bench(
             width_list,
             envs,
             core=core,
+            all_cores=all_cores,
             on_cell=lambda _: progress.advance(task),
             **kwargs,
         )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,8 @@ __all__ = [
     "hub_strategy_row",
     "mlp_policy",
     "numpy_loop",
+    "parallel_layout",
+    "raw_row",
 ]
 
 # row name -> what it runs (the table's first column)
@@ -52,6 +55,8 @@ RAW_OF = {
     "hub-envpool": "envpool",
 }
 STRATEGY_PREFIX = "hub-batching-"
+# ParallelEnv with a given layout: "hub-parallel-w2" (2 workers), "hub-parallel-e1" (1 env each)
+LAYOUT_ROW = re.compile(r"hub-parallel-([we])([1-9][0-9]*)")
 
 Step = Callable[[], None]
 Close = Callable[[], None]
@@ -60,6 +65,26 @@ Close = Callable[[], None]
 def hub_strategy_row(strategy: str) -> str:
     """The row name of a plugin's batching strategy (``"hub-batching-ray"``)."""
     return STRATEGY_PREFIX + strategy
+
+
+def parallel_layout(row: str) -> dict[str, int] | None:
+    """The ``ParallelEnv`` layout a ``hub-parallel-wN`` / ``hub-parallel-eK`` row names.
+
+    Example:
+        >>> parallel_layout("hub-parallel-w2"), parallel_layout("hub-parallel-e1")
+        ({'num_workers': 2}, {'envs_per_worker': 1})
+    """
+    match = LAYOUT_ROW.fullmatch(row)
+    if match is None:
+        return None
+    return {"num_workers" if match[1] == "w" else "envs_per_worker": int(match[2])}
+
+
+def raw_row(row: str) -> str | None:
+    """The raw row a hub row is compared with (``None`` for a raw row)."""
+    if row.startswith(STRATEGY_PREFIX) or parallel_layout(row) is not None:
+        return "gymnasium"
+    return RAW_OF.get(row)
 
 
 def mlp_policy(obs_size: int, n_actions: int, seed: int = 0) -> Any:
@@ -98,7 +123,10 @@ def _hub_target(row: str, env_id: str) -> tuple[str, dict[str, Any]]:
         return f"envpool:{env_id}", {"batching": "native"}
     if row.startswith(STRATEGY_PREFIX):
         return f"gymnasium:{env_id}", {"batching": row[len(STRATEGY_PREFIX) :]}
-    known = [*BUILTIN_ROWS, hub_strategy_row("NAME")]
+    layout = parallel_layout(row)
+    if layout is not None:
+        return f"gymnasium:{env_id}", {"batching": "parallel", **layout}
+    known = [*BUILTIN_ROWS, "hub-parallel-wN", "hub-parallel-eK", hub_strategy_row("NAME")]
     raise ValueError(f"unknown bench row {row!r}; rows are {', '.join(known)}.")
 
 

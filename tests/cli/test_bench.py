@@ -98,3 +98,20 @@ def manager_with_strategy():
     manager.register(Plugin(), name="toy-strategy")
     yield manager
     manager.unregister("toy-strategy")
+
+
+def test_parallel_layout_rows_run_on_all_cores_and_name_their_layout(invoke) -> None:
+    rows = "gymnasium,hub-parallel-w2,hub-parallel-e1"
+    result = invoke(
+        "bench", "--all-cores", "--rows", rows, "--widths", "2", "--runs", "1", "--seconds", "0.05"
+    )
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "actions/s on all cores" in text
+    assert "hub ParallelEnv, num_workers=2" in text and "envs_per_worker=1" in text
+    assert "x)" in text  # each layout row's ratio to raw gymnasium
+
+
+def test_an_unknown_row_names_the_layout_rows() -> None:
+    with pytest.raises(ValueError, match="hub-parallel-wN, hub-parallel-eK"):
+        build_loop("hub-parallel-q3", "CartPole-v1", 2)
