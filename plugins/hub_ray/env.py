@@ -32,12 +32,18 @@ from tensordict import TensorDict, TensorDictBase
 import hub
 from hub.batching import AsyncCallError, FirstReady, LastData, truncate_rows
 from hub.envs import derived_seed
-from hub.errors import ClosedEnvError, HubError, WorkerError, WorkerTimeoutError
+from hub.errors import HubError, WorkerError, WorkerTimeoutError
 from hub.specs import numpy_dtype
 from hub_ray.actor import METHOD, EnvActor
 from hub_ray.arrays import Arrays, join_rows, split_rows
 from hub_ray.connect import check_session, connect, ray_session, same_session
-from hub_ray.faults import ActorPlace, ActorRestartWarning, died_error, raised_error
+from hub_ray.faults import (
+    ActorPlace,
+    ActorRestartWarning,
+    closed_error,
+    died_error,
+    raised_error,
+)
 from hub_ray.first_ready import FirstReadyActors, first_ready_layout
 from hub_ray.specs import join_specs
 
@@ -276,7 +282,7 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
     # ---------------------------------------------------------------- sending and collecting
     def _ready(self, what: str) -> None:
         if self.is_closed:
-            raise _closed_error(what)
+            raise closed_error(what)
         check_session(self._ray_session, what)
         job = self._job
         if job is not None:
@@ -294,7 +300,7 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
 
     def _send_step(self, inputs: Arrays, rows: Any, fused: bool) -> _Call:
         if self.is_closed:
-            raise _closed_error("step")
+            raise closed_error("step")
         check_session(self._ray_session, "step")
         active = self._rows_of(rows)
         parts = split_rows(inputs, self._ranges)
@@ -477,7 +483,7 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
 
     def _send_reset(self, rows: np.ndarray | None, kwargs: dict[str, Any]) -> _Call:
         if self.is_closed:
-            raise _closed_error("reset")
+            raise closed_error("reset")
         seed = kwargs.get("seed")
         refs = []
         for actor, (start, stop) in zip(self._actors, self._ranges):
@@ -532,7 +538,7 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
 
     def _take(self, kind: str, timeout: float | None) -> _Call:
         if self.is_closed:
-            raise _closed_error(f"{kind}_fetch")
+            raise closed_error(f"{kind}_fetch")
         job = self._job
         if job is None or (job.kind == "reset") != (kind == "reset"):
             pending = ""
@@ -685,13 +691,6 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
 _NOT_FORWARDED = frozenset(
     {"batch_locked", "checks", "auto_reset", "places", "restarts", "timeout", "max_restarts"}
 )
-
-
-def _closed_error(what: str) -> ClosedEnvError:
-    return ClosedEnvError(
-        f"{what}() was called on a closed RayEnv (its actors are gone). Build a new env "
-        "(an env cannot be reopened after close())."
-    )
 
 
 def _actor_sizes(num_envs: int, envs_per_actor: int | None, cpus: float) -> list[int]:

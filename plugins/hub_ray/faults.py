@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hub.errors import WorkerError
+from hub.errors import ClosedEnvError, WorkerError
 
-__all__ = ["ActorPlace", "ActorRestartWarning", "raised_error", "died_error"]
+__all__ = ["ActorPlace", "ActorRestartWarning", "closed_error", "died_error", "raised_error"]
 
 
 class ActorRestartWarning(RuntimeWarning):
@@ -62,4 +62,12 @@ def died_error(place: ActorPlace, error: Any, what: str) -> WorkerError:
         f"{place.describe()} died during {what}: {error}\n"
         "Pass max_restarts=N to RayEnv (or make_env) to create dead actors again.",
         worker=place.index,
+    )
+
+
+def closed_error(what: str) -> ClosedEnvError:
+    """The error for ``what()`` called on a closed RayEnv."""
+    return ClosedEnvError(
+        f"{what}() was called on a closed RayEnv (its actors are gone). Build a new env "
+        "(an env cannot be reopened after close())."
     )

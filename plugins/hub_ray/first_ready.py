@@ -39,7 +39,7 @@ from hub.batching import AsyncCallError, FirstReady, async_layout
 from hub.errors import HubError, WorkerTimeoutError
 from hub.specs import Categorical
 from hub_ray.arrays import Arrays
-from hub_ray.faults import died_error, raised_error
+from hub_ray.faults import closed_error, died_error, raised_error
 
 __all__ = ["FirstReadyActors", "first_ready_layout"]
 
@@ -152,10 +152,9 @@ class FirstReadyActors:
     # ---------------------------------------------------------------- send and fetch
     def _async_open(self, what: str) -> None:
         from hub_ray.connect import check_session
-        from hub_ray.env import _closed_error
 
         if self.is_closed:
-            raise _closed_error(what)
+            raise closed_error(what)
         check_session(self._ray_session, what)
 
     def _async_call(self, actor: int, kind: str, inputs: Arrays | None = None) -> None:

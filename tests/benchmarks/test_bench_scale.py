@@ -21,6 +21,17 @@ def bench_scale():
     sys.modules.pop("bench_scale", None)
 
 
+@pytest.fixture(autouse=True)
+def _torch_threads():
+    """A case sets torch to one thread (the script runs each in a fresh process); this process
+    gets its setting back, which later tests (stacks split across threads) depend on."""
+    import torch
+
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.mark.parametrize("row", ["gym-sync", "minimal", "hub-serial", "hub-parallel-w2"])
 def test_a_quick_case_runs_and_reports_its_figures(bench_scale, row: str) -> None:
     args = bench_scale.parse_args(["--quick", "--seconds", "0.05", "--warmup", "0"])
