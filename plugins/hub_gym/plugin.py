@@ -73,12 +73,29 @@ def make(backend: str, env_id: str, num_envs: int | None = None, **kwargs: Any) 
         if placeholder is not None:
             raise placeholder
         try:
-            return GymEnv(env_id, num_envs=num_envs, **kwargs)
+            env = GymEnv(env_id, num_envs=num_envs, **kwargs)
         except TypeError as exc:
             error = unknown_keyword(exc, hub.gym_backend(), env_id, kwargs, f"{backend}:{env_id}")
             if error is None:
                 raise
             raise error from exc
+    if num_envs is not None and _vector_rewards(env._env):
+        # gymnasium's vector envs keep one float reward per sub-env: a batch of envs with one
+        # reward per objective (MO-Gymnasium) is a SerialEnv of single envs instead
+        env.close()
+        return hub.SerialEnv(int(num_envs), partial(make, backend, env_id, **kwargs))
+    return env
+
+
+def _vector_rewards(vector: Any) -> bool:
+    """Whether the sub-envs of a ``SyncVectorEnv`` declare a ``reward_space`` of more than one
+    number (MO-Gymnasium's envs), which the vector env cannot store."""
+    envs = getattr(vector, "envs", None)
+    if not envs:
+        return False
+    space = getattr(getattr(envs[0], "unwrapped", envs[0]), "reward_space", None)
+    shape = tuple(getattr(space, "shape", None) or ())
+    return space is not None and shape not in ((), (1,))
 
 
 def list_envs(backend: str) -> list[str]:

@@ -41,8 +41,6 @@ NOT_YET = {
     ): "ParallelEnv's shared memory holds tensors, and the mission is a string",
     ("MiniGrid", "partial_reset"): "a partial reset of a gymnasium vector env keeps one mission "
     "for every sub-env",
-    ("MO-Gymnasium", "native"): "gymnasium's vector envs store one float reward per sub-env",
-    ("MO-Gymnasium", "partial_reset"): "it resets through gymnasium's vector env (see native)",
     **{
         ("Metaworld", check): "its observations leave its own observation space (the bounds "
         "check of check_env_specs fails at the first step)"
