@@ -97,7 +97,7 @@ def _leaf_spec(spec: Any, like: Any, batch: tuple[int, ...]) -> Any:
     """A hub spec for one observation leaf: bounds from Jumanji's spec, dtype and shape from
     what the env returns (``like``)."""
     dtype = torch_dtype(np.dtype(like.dtype))
-    shape = (*batch, *like.shape) or (1,)
+    shape = (*batch, *(tuple(like.shape) or (1,)))  # a scalar per env is one number per row
     kind = type(spec).__name__
     if dtype == torch.bool:
         return Categorical(2, shape=shape, dtype=torch.bool)

@@ -204,3 +204,17 @@ def test_jumanji_multi_agent_rewards_nested_keys_and_multi_discrete_actions():
     assert ("ems", "x1") in packing.observation_spec.keys(include_nested=True)
     assert isinstance(packing.action_spec, hub.specs.MultiCategorical)
     hub.check_env_specs(packing, seed=0)
+
+
+def test_a_jumanji_batch_has_the_specs_of_a_stack_of_single_envs():
+    """A scalar per env (Snake's step_count) is one number per row: [N, 1], as a SerialEnv of
+    single envs stacks it (the kit's parallel check compares the two)."""
+    native = hub.make_env("jumanji:Snake-v1", num_envs=2)
+    serial = hub.make_env("jumanji:Snake-v1", num_envs=2, batching="serial")
+    try:
+        for key in native.observation_spec.keys(True, True):
+            assert native.observation_spec[key].shape == serial.observation_spec[key].shape, key
+        assert native.reset()["step_count"].shape == (2, 1)
+    finally:
+        native.close()
+        serial.close()
