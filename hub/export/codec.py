@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -81,14 +82,13 @@ def observation_space(spec: Composite, keys: Sequence[Any], as_tuple: bool = Tru
         >>> type(observation_space(spec, ["0", "1"])).__name__
         'Tuple'
     """
-    import gymnasium
-
+    spaces = importlib.import_module("gymnasium.spaces")
     if len(keys) == 1:
         return spec_to_space(spec[keys[0]])
     names = [_name(k) for k in keys]
     if as_tuple and is_tuple_names(names):
-        return gymnasium.spaces.Tuple([spec_to_space(spec[k]) for k in keys])
-    return gymnasium.spaces.Dict({name: spec_to_space(spec[k]) for name, k in zip(names, keys)})
+        return spaces.Tuple([spec_to_space(spec[k]) for k in keys])
+    return spaces.Dict({name: spec_to_space(spec[k]) for name, k in zip(names, keys)})
 
 
 def make_action_writer(spec: TensorSpec) -> Callable[[Any], torch.Tensor]:

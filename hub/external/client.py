@@ -3,7 +3,7 @@
 Needs numpy and msgpack only (no torch), so a game engine's Python can use it; local inference
 also needs ``safetensors`` (its numpy loader). The five methods are those of
 :class:`~hub.external.ExternalEnv`; how they travel is picked when the client connects
-(:mod:`hub.external.client_sessions`):
+(:mod:`hub.external.client_modes`):
 
 - ``inference="remote"``: every ``get_action`` is a round trip; the learner's policy acts.
 - ``inference="local"``: the client fetches the policy's weights (every ``update_interval``
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from hub.external.auth import client_tls_context
-from hub.external.client_sessions import pick_session
+from hub.external.client_modes import pick_mode
 from hub.external.link import Link
 from hub.external.protocol import DEFAULT_MAX_MESSAGE_BYTES, ProtocolError, encode_array
 
@@ -100,7 +100,7 @@ class PolicyClient:
         self._tls_server_name = tls_server_name
         self._lock = threading.RLock()
         self._link: Link | None = None
-        self._session: Any = None
+        self._mode: Any = None
         self._policy: Any = None
         self._fetched = 0.0
         self.weights_version: int | None = None
@@ -123,10 +123,10 @@ class PolicyClient:
         )
         self._link, self.welcome, self.specs = link, link.welcome, link.specs
         self.bulk_rows = max(0, int(link.welcome["bulk_rows"]))
-        kind = pick_session(self.inference, self.bulk_rows)
-        if self._session is None:
-            self._session = kind(self)
-        elif not isinstance(self._session, kind):
+        kind = pick_mode(self.inference, self.bulk_rows)
+        if self._mode is None:
+            self._mode = kind(self)
+        elif not isinstance(self._mode, kind):
             self._drop()
             raise ProtocolError(
                 "connection",
@@ -164,7 +164,7 @@ class PolicyClient:
     def close(self) -> None:
         """Send the calls still gathered (local inference), say goodbye, close the socket."""
         with self._lock:
-            held = self._session is not None and self._session.held
+            held = self._mode is not None and self._mode.held
             if self._link is None and not held:
                 return
             try:
@@ -186,34 +186,34 @@ class PolicyClient:
     def start_episode(self, episode_id: str | None = None, training_enabled: bool = True) -> str:
         """Start an episode on the learner and return its id."""
         with self._lock:
-            return self._session.start_episode(episode_id, training_enabled)
+            return self._mode.start_episode(episode_id, training_enabled)
 
     def get_action(self, episode_id: str, observation: Any) -> np.ndarray:
         """Send an observation and return the action (the learner's, or the local policy's)."""
         with self._lock:
-            return self._session.get_action(episode_id, observation)
+            return self._mode.get_action(episode_id, observation)
 
     def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
         """Record an observation and the action the simulator chose itself."""
         with self._lock:
-            self._session.log_action(episode_id, observation, action)
+            self._mode.log_action(episode_id, observation, action)
 
     def log_returns(self, episode_id: str, reward: float, info: dict | None = None) -> None:
         """Add a reward to the episode's last action (rewards sum until the next action); the
         ``info`` goes with that transition."""
         with self._lock:
-            self._session.log_returns(episode_id, reward, info)
+            self._mode.log_returns(episode_id, reward, info)
 
     def end_episode(self, episode_id: str, observation: Any, truncated: bool = False) -> None:
         """Record the episode's last observation; it ended (``truncated``: cut short)."""
         with self._lock:
-            self._session.end_episode(episode_id, observation, truncated)
+            self._mode.end_episode(episode_id, observation, truncated)
 
     def flush(self) -> None:
         """Send what was gathered (local inference, and rewards not sent yet) now."""
         with self._lock:
-            if self._session is not None:
-                self._session.flush()
+            if self._mode is not None:
+                self._mode.flush()
 
     # ------------------------------------------------------------------ values
     def observation_arrays(self, observation: Any) -> dict[str, np.ndarray]:

@@ -4,7 +4,7 @@
 hands out whole frames (:meth:`~FrameConnection.read_frame`) and stops reading from the socket
 while more than ``cap`` bytes wait (so that a peer cannot make the server buffer more than the
 frame it is allowed to send). Answers are corked: :meth:`~FrameConnection.send` queues them and
-they leave in one write when the session would wait for input (:meth:`~FrameConnection.flush`),
+they leave in one write when the peer's coroutine would wait for input (:meth:`~FrameConnection.flush`),
 so that pipelined requests get their answers in one packet.
 
 Example:

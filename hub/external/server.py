@@ -1,6 +1,6 @@
 """``PolicyServer``: an :class:`~hub.external.ExternalEnv` served over TCP (or TLS) to simulators.
 
-One thread runs an asyncio event loop that serves every connection (:mod:`hub.external.session`):
+One thread runs an asyncio event loop that serves every connection (:mod:`hub.external.peer`):
 no thread per connection, so idle or hostile peers cost a few kilobytes each, never a thread.
 Everything is bounded: the number of connections, the time to authenticate and to send each
 frame, the size of any message (and a much smaller one before authentication), the calls a
@@ -36,8 +36,8 @@ from hub.errors import HubError
 from hub.external.auth import AuthGate, check_serving, server_tls_context
 from hub.external.env import ExternalEnv
 from hub.external.framing import FrameConnection
+from hub.external.peer import Mailbox, Peer
 from hub.external.protocol import DEFAULT_MAX_MESSAGE_BYTES
-from hub.external.session import Mailbox, Session
 from hub.external.spec_wire import describe_composite, describe_leaf
 
 __all__ = ["PolicyServer", "log"]
@@ -146,7 +146,7 @@ class PolicyServer:
             "weights": policy is not None,
             "bulk_rows": BULK_ROWS if local_view == "bulk" else 0,
         }
-        self.sessions: set[Session] = set()
+        self.peers: set[Peer] = set()
         self._tasks: set[asyncio.Task] = set()
         self._listener = _listen(host, port)
         self.address: tuple[str, int] = self._listener.getsockname()[:2]
@@ -191,14 +191,14 @@ class PolicyServer:
 
     def _opened(self, conn: FrameConnection) -> None:
         """A connection was accepted: refuse it (over ``max_connections``) or serve it."""
-        session = Session(self, conn)
-        if len(self.sessions) >= self.max_connections:
-            session.refuse_busy()
+        peer = Peer(self, conn)
+        if len(self.peers) >= self.max_connections:
+            peer.refuse_busy()
             return
-        self.sessions.add(session)
-        task = asyncio.get_running_loop().create_task(session.run())
+        self.peers.add(peer)
+        task = asyncio.get_running_loop().create_task(peer.run())
         self._tasks.add(task)
-        task.add_done_callback(lambda done: self._ended(session, done))
+        task.add_done_callback(lambda done: self._ended(peer, done))
 
     async def _reap(self) -> None:
         """Close the connections whose deadline passed, a few times a second."""
@@ -207,18 +207,18 @@ class PolicyServer:
         while True:
             await asyncio.sleep(pause)
             now = time.monotonic()
-            for session in list(self.sessions):
-                session.check_deadlines(now)
+            for peer in list(self.peers):
+                peer.check_deadlines(now)
 
-    def _ended(self, session: Session, task: asyncio.Task) -> None:
-        self.sessions.discard(session)
+    def _ended(self, peer: Peer, task: asyncio.Task) -> None:
+        self.peers.discard(peer)
         self._tasks.discard(task)
 
     # ------------------------------------------------------------------ any thread
     @property
     def connection_count(self) -> int:
         """The clients connected now (authenticated or not)."""
-        return len(self.sessions)
+        return len(self.peers)
 
     def close(self) -> None:
         """Stop accepting, end every client's episodes as truncated, close every connection and
@@ -236,9 +236,9 @@ class PolicyServer:
     async def _shutdown(self) -> None:
         self._server.close()
         self._reaper.cancel()
-        sessions = list(self.sessions)
-        for session in sessions:
-            session.stop()
+        peers = list(self.peers)
+        for peer in peers:
+            peer.stop()
         tasks = list(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=5.0)

@@ -147,7 +147,7 @@ class AleEnv(hub.EnvBase):
                 "env.set_seed(seed) or reset(seed=seed)."
             )
         if seed is not None:
-            self.set_seed(seed)  # checks the seed's range
+            self.set_seed(seed)  # refuses a seed outside the backend's range
         mask = None if rows is None else _numpy(rows).reshape(-1).astype(bool, copy=False)
         return self._runner.reset(None if mask is None or mask.all() else mask)
 

@@ -140,7 +140,7 @@ class JaxEnv(hub.EnvBase):
                 "seed with env.set_seed(seed) or reset(seed=seed)."
             )
         if seed is not None:
-            self.set_seed(seed)  # checks the seed's range
+            self.set_seed(seed)  # refuses a seed outside the backend's range
         return self._hub_keys(self._runner.reset(_mask(rows)))
 
     def _step_arrays(self, inputs: Any, rows: torch.Tensor | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""ExternalEnv in one process: the seed's simulator API against hub's learner view."""
+"""ExternalEnv in one process: the simulator API (RLlib's ExternalEnv calls) against hub's learner view."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hub.transforms import RewardSum, TransformedEnv
 
 
 def _simulator(env, worker, episodes, log, errors):
-    """Run ``episodes`` episodes with every call of the seed's API, recording what it logged."""
+    """Run ``episodes`` episodes with every call of the simulator API, recording what it logged."""
     rng = random.Random(worker)
     try:
         for number in range(episodes):

@@ -97,7 +97,7 @@ def _cartpole_rgb():
 
 
 def test_seed_recorder_example_on_a_batched_env(tmp_path):
-    """The seed's PixelRenderTransform + VideoRecorder example (on 2 sub-envs)."""
+    """PixelRenderTransform + VideoRecorder on 2 sub-envs: a video of the batch."""
     if importlib.util.find_spec("pygame") is None:
         pytest.skip("gymnasium's CartPole renders with pygame, which is not installed")
     make_or_skip("gymnasium:CartPole-v1").close()

@@ -1,4 +1,4 @@
-"""The transform engine: the seed's examples (rewritten for hub), parents, clones, Compose
+"""The transform engine: transforms of observations and actions, parents, clones, Compose
 indexing, spec order, inverse order, spec refresh, errors."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hub.transforms import (
 
 
 class AddOneToObs(Transform):
-    """A transform that adds 1 to the observation tensor (the seed's example)."""
+    """A transform that adds 1 to the observation tensor on the way out."""
 
     def __init__(self):
         super().__init__(in_keys=["observation"], out_keys=["observation"])
@@ -33,7 +33,7 @@ class AddOneToObs(Transform):
 
 
 class AddOneToAction(Transform):
-    """A transform that adds 1 to the action tensor on the way in (the seed's example)."""
+    """A transform that adds 1 to the action tensor on the way in."""
 
     def __init__(self):
         super().__init__(in_keys=[], out_keys=[], in_keys_inv=["action"], out_keys_inv=["action"])
@@ -80,7 +80,7 @@ def pendulum() -> PendulumEnv:
     return env
 
 
-# ---------------------------------------------------------------- the seed's examples
+# ---------------------------------------------------------------- adding one
 
 
 def test_add_one_to_obs_adds_one_to_every_observation():

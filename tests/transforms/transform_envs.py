@@ -24,7 +24,7 @@ class SelfResettingCounting(CountingEnv):
 
     def _reset(self, tensordict, **kwargs):
         if tensordict is not None and "_reset" in tensordict.keys():
-            # the seed's recipe for auto-resetting envs: a partial reset returns the input
+            # an auto-resetting env's partial reset returns the input as it is
             return tensordict.copy()
         return super()._reset(tensordict, **kwargs)
 

@@ -1,6 +1,6 @@
 """One connection of a :class:`~hub.external.PolicyServer`: a coroutine on the server's loop.
 
-A session authenticates its peer (TLS, then a ``hello`` of at most ``HELLO_MAX_BYTES`` within
+A :class:`Peer` authenticates the client at the other end (TLS, then a ``hello`` of at most ``HELLO_MAX_BYTES`` within
 ``handshake_timeout``), then answers one message at a time over its
 :class:`~hub.external.framing.FrameConnection` (answers to pipelined requests leave together). Every read has a deadline (a
 :class:`Deadline`; the server closes the connection when it passes): the handshake's; ``client_timeout`` for
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from hub.external.framing import FrameConnection
     from hub.external.server import PolicyServer
 
-__all__ = ["Session", "Deadline"]
+__all__ = ["Peer", "Deadline"]
 
 log = logging.getLogger("hub.external.server")
 
@@ -63,7 +63,7 @@ _POSTS = ("log_action", "end_episode")  # calls that queue an item for the learn
 
 
 class Deadline:
-    """When a session's current read (or write) must be over; the server's reaper
+    """When a peer's current read (or write) must be over; the server's reaper
     (:meth:`PolicyServer._reap`) closes the connection of a deadline that passed. Arming costs two
     attribute writes: no timer per read."""
 
@@ -89,7 +89,7 @@ class Deadline:
         return f"no complete {what} within {seconds:g} s"
 
 
-class Session:
+class Peer:
     """One client connection, from its first byte to its close."""
 
     def __init__(self, server: PolicyServer, conn: FrameConnection) -> None:
@@ -191,7 +191,7 @@ class Session:
             pass
 
     def _send(self, kind: str, **fields: Any) -> None:
-        """Queue an answer: it leaves with the others when the session next waits for input."""
+        """Queue an answer: it leaves with the others when the peer's coroutine next waits for input."""
         self.conn.send(encode_message(kind, **fields))
 
     async def _flush(self) -> None:
@@ -235,7 +235,7 @@ class Session:
         self._send("welcome", **server.welcome)
 
     async def _start_tls(self, timeout: float) -> None:
-        """The TLS handshake (the first thing a session does: no byte was read in clear)."""
+        """The TLS handshake (the first thing a peer does: no byte was read in clear)."""
         conn, loop = self.conn, asyncio.get_running_loop()
         if conn.buffered:
             raise ProtocolError("unauthorized", "the client spoke before the TLS handshake")

@@ -1,19 +1,19 @@
 """How a :class:`~hub.external.PolicyClient` carries its five calls: one strategy per mode,
 picked when the client connects.
 
-- :class:`RemoteSession` (``inference="remote"``): every ``get_action`` is a round trip; the
+- :class:`RemoteMode` (``inference="remote"``): every ``get_action`` is a round trip; the
   rewards of ``log_returns`` go with the next request, in the same write.
-- :class:`StepBatchSession` (``inference="local"``, a server whose ``welcome`` says
+- :class:`StepBatchMode` (``inference="local"``, a server whose ``welcome`` says
   ``bulk_rows`` 0): actions come from the local copy of the policy; the calls are gathered and
   sent as ``log_batch`` messages, which the learner steps like any episode.
-- :class:`BulkSession` (``inference="local"``, a server that announced ``bulk_rows``): the
+- :class:`BulkMode` (``inference="local"``, a server that announced ``bulk_rows``): the
   complete transitions are sent as columns (``log_transitions``) for the learner's bulk view.
 
 A strategy calls back into its client for requests (:meth:`PolicyClient._request`), for the
 local policy and for the checks of values; it holds what it gathered until it is sent.
 
 Example:
-    >>> pick_session("remote", 0) is RemoteSession, pick_session("local", 4096) is BulkSession
+    >>> pick_mode("remote", 0) is RemoteMode, pick_mode("local", 4096) is BulkMode
     (True, True)
 """
 
@@ -31,10 +31,10 @@ from hub.external.wire_specs import check_value
 if TYPE_CHECKING:
     from hub.external.client import PolicyClient
 
-__all__ = ["RemoteSession", "StepBatchSession", "BulkSession", "pick_session"]
+__all__ = ["RemoteMode", "StepBatchMode", "BulkMode", "pick_mode"]
 
 
-class RemoteSession:
+class RemoteMode:
     """Remote inference: the learner's policy acts in the learner's step."""
 
     def __init__(self, client: PolicyClient) -> None:
@@ -103,7 +103,7 @@ class RemoteSession:
         return bool(self.rewards)
 
 
-class StepBatchSession:
+class StepBatchMode:
     """Local inference whose calls the learner steps (``log_batch``)."""
 
     def __init__(self, client: PolicyClient) -> None:
@@ -160,7 +160,7 @@ class StepBatchSession:
         return bool(self.events)
 
 
-class BulkSession:
+class BulkMode:
     """Local inference whose complete transitions the learner reads in bulk
     (``log_transitions``)."""
 
@@ -217,8 +217,8 @@ class BulkSession:
         return bool(self.buffer.complete)
 
 
-def pick_session(inference: str, bulk_rows: int) -> type:
+def pick_mode(inference: str, bulk_rows: int) -> type:
     """The strategy class for an inference mode and the server's ``bulk_rows``."""
     if inference == "remote":
-        return RemoteSession
-    return BulkSession if bulk_rows else StepBatchSession
+        return RemoteMode
+    return BulkMode if bulk_rows else StepBatchMode
