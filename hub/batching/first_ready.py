@@ -201,6 +201,54 @@ class FirstReady:
             )
         return workers
 
+    def send_ids(self, tensordict: Any) -> np.ndarray:
+        """The env ids a ``step_send(td)`` addresses (``td["env_id"]``, int64, flat)."""
+        env_ids = tensordict.get("env_id", None)
+        if env_ids is None:
+            raise AsyncCallError(
+                "step_send(td) in first-ready async mode needs td['env_id'] (the rows of the "
+                "last step_fetch() or reset(), with their actions)."
+            )
+        return env_ids.reshape(-1).cpu().numpy().astype(np.int64)
+
+    @staticmethod
+    def reset_seed(rows: Any, kwargs: dict[str, Any]) -> Any:
+        """The seed of a first-ready ``reset()`` (``None`` without one); refuses a partial
+        reset and reset options, which the envs cannot take as they restart one by one."""
+        if rows is not None and not np.asarray(rows).all():
+            raise AsyncCallError(
+                "in first-ready async mode (batch_size < num_envs) reset() restarts every env; "
+                "an env whose episode ended restarts with the next step_send() to it."
+            )
+        options = {k: v for k, v in kwargs.items() if k != "seed"}
+        if options:
+            raise TypeError(
+                f"reset() options {sorted(options)} are not available in first-ready async "
+                "mode (the envs reset as they come); pass them to the env factory instead."
+            )
+        return kwargs.get("seed")
+
+    def batch_specs(self, specs: Sequence[Any], name: str, join: Any) -> Any:
+        """The spec ``name`` of a first-ready batch: ``join`` of ``workers_per_batch`` of the
+        workers' ``specs``, which must be equal (a row may come from any worker)."""
+        if any(spec != specs[0] for spec in specs[1:]):
+            raise HubError(
+                f"first-ready async mode (batch_size={self.batch_size}) needs sub-envs with "
+                f"equal specs (a row may come from any of them); their {name} differ."
+            )
+        return join(list(specs[: self.workers_per_batch]), name)
+
+    def observation_specs(self, observations: Any, device: Any) -> Any:
+        """``observations`` (a Composite of ``batch_size`` rows) with ``"env_id"`` and
+        ``"is_init"``: which env a row is, and whether it starts an episode."""
+        from hub.specs import Categorical
+
+        rows = (self.batch_size,)
+        observations = observations.clone()
+        observations["env_id"] = Categorical(self.num_envs, shape=rows, device=device)
+        observations["is_init"] = Categorical(2, shape=(*rows, 1), dtype=torch.bool, device=device)
+        return observations
+
     def sent(self, workers: Iterable[int]) -> None:
         self._count += 1
         for w in workers:
@@ -340,3 +388,10 @@ def _all_flags(out: dict[Any, Any], n: int) -> dict[Any, Any]:
     if done is None:
         done = term | trunc
     return {**out, "done": done, "terminated": term, "truncated": trunc}
+
+
+def is_init_spec(batch: tuple[int, ...], device: Any) -> Any:
+    """The ``"is_init"`` flag of first-ready rows (``[*batch, 1]``, bool)."""
+    from hub.specs import Categorical
+
+    return Categorical(2, shape=(*batch, 1), dtype=torch.bool, device=device)

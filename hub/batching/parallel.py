@@ -37,8 +37,8 @@ from tensordict import TensorDict, TensorDictBase
 from hub.batching import signals as sig
 from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, join_specs
 from hub.batching.faults import LastData, truncate_rows
-from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout
-from hub.batching.parallel_async import FirstReadyMixin, is_init_spec
+from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout, is_init_spec
+from hub.batching.parallel_async import FirstReadyMixin
 from hub.batching.pool import Answer, Pending, WorkerPool
 from hub.batching.shared_buffers import BufferLayout, SharedViews
 from hub.batching.worker import WorkerEnvs
@@ -317,18 +317,10 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             return
         # first-ready rows come from any worker: one spec for all, of batch_size rows
         for name in names:
-            specs = [getattr(w, name) for w in workers]
-            if any(spec != specs[0] for spec in specs[1:]):
-                raise HubError(
-                    f"first-ready async mode (batch_size={book.batch_size}) needs sub-envs with "
-                    f"equal specs (a row may come from any of them); their {name} differ."
-                )
-            setattr(self, name, join_specs(specs[: book.workers_per_batch], name))
-        observations = self.full_observation_spec.clone()
-        rows = (book.batch_size,)
-        observations["env_id"] = Categorical(self.num_envs, shape=rows, device=self.device)
-        observations["is_init"] = is_init_spec(rows, self.device)
-        self.full_observation_spec = observations
+            setattr(
+                self, name, book.batch_specs([getattr(w, name) for w in workers], name, join_specs)
+            )
+        self.full_observation_spec = book.observation_specs(self.full_observation_spec, self.device)
 
     def _ready_pool(self) -> WorkerPool:
         pool = self._pool

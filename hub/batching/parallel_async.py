@@ -28,7 +28,6 @@ import time
 from typing import Any
 
 import numpy as np
-import torch
 from tensordict import TensorDictBase
 
 from hub.batching import signals as sig
@@ -61,22 +60,12 @@ class FirstReadyMixin:
     # ---------------------------------------------------------------- reset
     def _async_reset(self, rows: Any, kwargs: dict[str, Any]) -> dict[Any, Any]:
         """Reset every env; the first ``batch_size`` to come back, without rewards."""
-        if rows is not None and not np.asarray(rows).all():
-            raise AsyncCallError(
-                "in first-ready async mode (batch_size < num_envs) reset() restarts every env; "
-                "an env whose episode ended restarts with the next step_send() to it."
-            )
         book = self._book
+        seed = book.reset_seed(rows, kwargs)
         pool = self._ready_pool()
         self._async_drain()
-        seed = kwargs.pop("seed", None)
         if seed is not None:
             self.set_seed(seed)
-        if kwargs:
-            raise TypeError(
-                f"reset() options {sorted(kwargs)} are not available in first-ready async mode "
-                "(the workers reset as they come); pass them to the env factory instead."
-            )
         workers = book.started_all()
         self._async_pending = pool.send(workers, sig.RESET_ASYNC, "reset")
         self._async_last = None
@@ -100,13 +89,7 @@ class FirstReadyMixin:
     # ---------------------------------------------------------------- send and fetch
     def _async_send(self, tensordict: TensorDictBase) -> None:
         book = self._book
-        env_ids = tensordict.get("env_id", None)
-        if env_ids is None:
-            raise AsyncCallError(
-                "step_send(td) in first-ready async mode needs td['env_id'] (the rows of the "
-                "last step_fetch() or reset(), with their actions)."
-            )
-        ids = env_ids.reshape(-1).cpu().numpy().astype(np.int64)
+        ids = book.send_ids(tensordict)
         workers = book.workers_of(ids)
         self.check_step_input(tensordict, "step_send")
         keys = self.env_keys
@@ -227,10 +210,3 @@ class FirstReadyMixin:
         if pending is not None and pending.waiting:
             for w, answer in list(self._pool.collect(pending, self.timeout).items()):
                 self._async_answered(w, answer)
-
-
-def is_init_spec(batch: tuple[int, ...], device: Any) -> Any:
-    """The ``"is_init"`` flag of first-ready rows (``[*batch, 1]``, bool)."""
-    from hub.specs import Categorical
-
-    return Categorical(2, shape=(*batch, 1), dtype=torch.bool, device=device)

@@ -32,12 +32,10 @@ import time
 from typing import Any
 
 import numpy as np
-import torch
 from tensordict import TensorDictBase
 
 from hub.batching import AsyncCallError, FirstReady, async_layout
-from hub.errors import HubError, WorkerTimeoutError
-from hub.specs import Categorical
+from hub.errors import WorkerTimeoutError
 from hub_ray.arrays import Arrays
 from hub_ray.faults import closed_error, died_error, raised_error
 
@@ -88,41 +86,19 @@ class FirstReadyActors:
 
         book = self._book
         for name in names:
-            specs = [d[name] for d in descriptions]
-            if any(spec != specs[0] for spec in specs[1:]):
-                raise HubError(
-                    f"first-ready async mode (batch_size={book.batch_size}) needs sub-envs with "
-                    f"equal specs (a row may come from any of them); their {name} differ."
-                )
-            setattr(self, name, join_specs(specs[: book.workers_per_batch], name))
-        observations = self.full_observation_spec.clone()
-        rows = (book.batch_size,)
-        observations["env_id"] = Categorical(book.num_envs, shape=rows, device=self.device)
-        observations["is_init"] = Categorical(
-            2, shape=(*rows, 1), dtype=torch.bool, device=self.device
-        )
-        self.full_observation_spec = observations
+            setattr(self, name, book.batch_specs([d[name] for d in descriptions], name, join_specs))
+        self.full_observation_spec = book.observation_specs(self.full_observation_spec, self.device)
         # zeros of one actor's rows, in the specs' shapes and dtypes
         self._template = {k: v for k, v in self._zero_arrays(0).items() if k != "env_id"}
 
     # ---------------------------------------------------------------- reset
     def _async_reset(self, rows: Any, kwargs: dict[str, Any]) -> Arrays:
         """Reset every env; the first ``batch_size`` to come back, without rewards."""
-        if rows is not None and not np.asarray(rows).all():
-            raise AsyncCallError(
-                "in first-ready async mode (batch_size < num_envs) reset() restarts every env; "
-                "an env whose episode ended restarts with the next step_send() to it."
-            )
+        seed = self._book.reset_seed(rows, kwargs)
         self._async_open("reset")
         self._async_drain()
-        seed = kwargs.pop("seed", None)
         if seed is not None:
             self.set_seed(seed)
-        if kwargs:
-            raise TypeError(
-                f"reset() options {sorted(kwargs)} are not available in first-ready async mode "
-                "(the actors reset as they come); pass them to the env factory instead."
-            )
         for actor in self._book.started_all():
             self._async_call(actor, "reset")
         self._async_last = None
@@ -168,13 +144,7 @@ class FirstReadyActors:
     def _async_send(self, tensordict: TensorDictBase) -> None:
         self._async_open("step_send")
         book = self._book
-        env_ids = tensordict.get("env_id", None)
-        if env_ids is None:
-            raise AsyncCallError(
-                "step_send(td) in first-ready async mode needs td['env_id'] (the rows of the "
-                "last step_fetch() or reset(), with their actions)."
-            )
-        ids = env_ids.reshape(-1).cpu().numpy().astype(np.int64)
+        ids = book.send_ids(tensordict)
         actors = book.workers_of(ids)
         self.check_step_input(tensordict, "step_send")
         keys = self.env_keys
