@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
 
+from hub.envs.utils import fast_get
 from hub.specs import Composite, NonTensor, TensorSpec
 
 __all__ = ["Stepper"]
@@ -129,12 +130,12 @@ class Stepper:
             finally:
                 if step_mask is not None:
                     del td["_step"]
-            nxt = td.pop("next", None)
+            nxt = fast_get(td, "next")
             if nxt is None:
                 return None
-            values = dict(nxt.items(include_nested=True, leaves_only=True))
+            del td["next"]
             for key, buffer in self._out.items():
-                value = values.get(key)
+                value = fast_get(nxt, key)
                 if value is not None:
                     buffer.copy_(value)
             return None

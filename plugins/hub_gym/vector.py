@@ -107,9 +107,10 @@ class VectorRunner:
             kwargs = {**self.seed_kwargs, **kwargs}  # a seed applies to every sub-env
             self.seed_kwargs = {}
             rows = None
-        every = np.ones(self.n, dtype=bool)
-        if rows is None and not kwargs and self.last is not None and self._all_cached(every):
-            rows = every  # every sub-env ended and already started its next episode itself
+        if rows is None and not kwargs and self.last is not None and self.any_pending:
+            every = np.ones(self.n, dtype=bool)
+            if self._all_cached(every):
+                rows = every  # every sub-env ended and already started its next episode itself
         if rows is None or self.last is None or (rows.all() and not self._all_cached(rows)):
             obs, info = self.compat.reset_output(self.compat.reset_env(self.env, kwargs))
             out = self.encode(obs)
@@ -125,8 +126,21 @@ class VectorRunner:
         return bool((self.pending & self.cache_valid)[mask].all())
 
     def _partial_reset(self, mask: np.ndarray) -> dict[str, Any]:
+        held = self.pending & self.cache_valid  # same-step mode: first observations kept
+        if self.partial_ok and not held.any():
+            # no first observation is held back (always so outside same-step mode): the env's
+            # observations of the rows not reset are the last ones hub returned, so a reset
+            # that gives every row (gymnasium >= 1.1) is the output as it is
+            result = self.compat.partial_reset(self.env, mask)
+            if result.batch is not None:
+                out = self.encode(result.batch)
+            else:
+                out = {key: _copy(value) for key, value in self.last.items()}
+                self._write_rows(result, mask, out)
+            self._clear(mask)
+            return out
         out = {key: _copy(value) for key, value in self.last.items()}
-        cached = mask & self.pending & self.cache_valid
+        cached = mask & held
         if cached.any():
             for key, value in out.items():
                 _set_rows(value, cached, self.cache[key])
@@ -145,7 +159,11 @@ class VectorRunner:
                 "sub-envs at once (it restarts finished ones by itself, which hub handles). "
                 "Reset them all (env.reset() without '_reset'), or wrap a SyncVectorEnv."
             )
-        result = self.compat.partial_reset(self.env, mask)
+        self._write_rows(self.compat.partial_reset(self.env, mask), mask, out)
+
+    def _write_rows(self, result: Any, mask: np.ndarray, out: dict[str, Any]) -> None:
+        """Write the observations of a partial reset's ``result`` into ``out``'s rows of
+        ``mask``."""
         if result.batch is not None:
             fresh = self.encode(result.batch)
             for key, value in out.items():
