@@ -256,6 +256,26 @@ class BatchedEnvBase(EnvBase):
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""
         raise NotImplementedError
 
+    def call_at(self, indices: Sequence[int], name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of the sub-envs of ``indices`` only (in that order; the
+        others are not called); one result each, as SB3's ``env_method(..., indices=...)``.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("hub:Counting", num_envs=3, batching="serial")
+            >>> len(env.call_at([2, 0], "rand_action"))
+            2
+        """
+        chosen = [int(i) for i in indices]
+        if sorted(set(chosen)) == list(range(self.num_envs)) and len(chosen) == self.num_envs:
+            results = self.call(name, *args, **kwargs)
+            return [results[i] for i in chosen]
+        raise HubError(
+            f"{type(self).__name__} cannot call {name!r} on sub-envs {chosen} alone: it calls "
+            "a method on every sub-env. Call it on all of them (env.call), or batch with "
+            "batching='serial' or 'parallel'."
+        )
+
     def render_frames(self, tensordict: TensorDictBase | None = None) -> Any:
         """Every sub-env's ``render_frames()``, stacked: ``uint8 [num_workers, ..., H, W, 3]``
         (the sub-envs render from their own state; ``tensordict`` is not sent to them)."""

@@ -900,6 +900,33 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
         results = self._control("call", (name, args, kwargs), f"call({name!r})")
         return [v for values in results for v in values]
 
+    def call_at(self, indices: Sequence[int], name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of the sub-envs of ``indices`` only, each in its worker;
+        one result each, in the order of ``indices``.
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(3, CountingEnv)
+            >>> [td["observation"].tolist() for td in env.call_at([2, 0], "reset")]
+            [[0], [0]]
+            >>> env.close()
+        """
+        chosen = [int(i) for i in indices]
+        for i in chosen:
+            if not 0 <= i < self.num_envs:
+                raise IndexError(f"call_at: sub-env {i} of {self.num_envs} does not exist.")
+        bounds = self._bounds
+        local = [[i - a for i in chosen if a <= i < b] for a, b in bounds]
+        results = self._control(
+            "call_at", lambda w: (local[w], name, args, kwargs), f"call({name!r})"
+        )
+        found: dict[int, Any] = {}
+        for w, values in enumerate(results):
+            for row, value in zip(local[w], values):
+                found[bounds[w][0] + row] = value
+        return [found[i] for i in chosen]
+
     # ---------------------------------------------------------------- life cycle
     def _close(self) -> None:
         self._job = self._fetched = None

@@ -244,6 +244,22 @@ class SerialEnv(BatchedEnvBase):
 
         return self._run(f"call({name!r})", run)
 
+    def call_at(self, indices: Sequence[int], name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        self._refuse_closed_attr(name)
+        chosen = [int(i) for i in indices]
+        for i in chosen:
+            if not 0 <= i < self.num_envs:
+                raise IndexError(f"call_at: sub-env {i} of {self.num_envs} does not exist.")
+
+        def run() -> list[Any]:
+            results = []
+            for i in chosen:
+                self._current = i
+                results.append(getattr(self._envs[i], name)(*args, **kwargs))
+            return results
+
+        return self._run(f"call({name!r})", run)
+
     def _refuse_closed_attr(self, name: str) -> None:
         if self._closed:
             raise ClosedEnvError(

@@ -36,7 +36,17 @@ from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
 from hub.envs.base import EnvBase
 from hub.errors import HubError, SpecMismatchError
 
-__all__ = ["worker_main", "RemoteMethod", "WorkerEnvs", "describe_env", "error_info"]
+__all__ = [
+    "worker_main",
+    "RemoteMethod",
+    "WorkerEnvs",
+    "describe_env",
+    "error_info",
+    "rows_get_attr",
+    "rows_set_attr",
+    "rows_call",
+    "rows_call_at",
+]
 
 PARENT_CHECK_S = 1.0  # how often an idle worker checks that its parent still lives
 
@@ -78,6 +88,85 @@ class WorkerEnvs:
                 f"env of batch size [{k}, ...]."
             )
         return env
+
+
+def _batch_method(env: EnvBase, name: str) -> Any:
+    """The env's own per-sub-env accessor ``name`` (``get_attr``, ``set_attr``, ``call``,
+    ``call_at``: a ``SerialEnv``'s, or a wrapped vector env's), else ``None``: a natively
+    batched hub env is one object for its sub-envs."""
+    method = getattr(env, name, None)
+    return method if callable(method) else None
+
+
+def _rows(env: EnvBase) -> int:
+    return int(env.batch_size[0]) if len(env.batch_size) else 1
+
+
+def rows_get_attr(env: EnvBase, name: str) -> list[Any]:
+    """The attribute ``name`` of each sub-env of a worker's env; an env that batches natively
+    (one object for its ``k`` sub-envs) gives its own attribute once per sub-env.
+
+    Example:
+        >>> import hub
+        >>> rows_get_attr(hub.make_env("hub:Pendulum", num_envs=2), "max_speed")
+        [8.0, 8.0]
+    """
+    getter = _batch_method(env, "get_attr")
+    if getter is not None:
+        return list(getter(name))
+    return [getattr(env, name)] * _rows(env)
+
+
+def rows_set_attr(env: EnvBase, name: str, values: list[Any]) -> None:
+    """Set the attribute ``name`` of each sub-env of a worker's env (one value each); an env
+    that batches natively takes one value for all its sub-envs."""
+    setter = _batch_method(env, "set_attr")
+    if setter is not None:
+        setter(name, values)
+        return
+    first = values[0]
+    for value in values[1:]:
+        try:
+            same = value is first or bool(value == first)
+        except Exception:  # an ambiguous comparison (arrays...): not the same value
+            same = False
+        if not same:
+            raise HubError(
+                f"set_attr({name!r}) with different values per sub-env on {type(env).__name__}, "
+                f"which batches its {len(values)} sub-envs natively as one object: it holds one "
+                "value for all of them. Give one value, or batch with envs_per_worker=1."
+            )
+    setattr(env, name, first)
+
+
+def rows_call(env: EnvBase, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+    """Call the method ``name`` of each sub-env of a worker's env; an env that batches
+    natively is called once, and its result is given for each of its sub-envs (an attribute
+    that is not callable gives its value, as gymnasium's ``call``)."""
+    caller = _batch_method(env, "call")
+    if caller is not None:
+        return list(caller(name, *args, **kwargs))
+    member = getattr(env, name)
+    return [member(*args, **kwargs) if callable(member) else member] * _rows(env)
+
+
+def rows_call_at(
+    env: EnvBase, rows: list[int], name: str, args: tuple, kwargs: dict[str, Any]
+) -> list[Any]:
+    """Call the method ``name`` of the sub-envs ``rows`` (indices in the worker's env) only."""
+    if not rows:
+        return []
+    caller = _batch_method(env, "call_at")
+    if caller is not None:
+        return list(caller(rows, name, *args, **kwargs))
+    if sorted(rows) == list(range(_rows(env))):
+        results = rows_call(env, name, args, kwargs)
+        return [results[i] for i in rows]
+    raise HubError(
+        f"calling {name!r} on some sub-envs of {type(env).__name__} only: it batches its "
+        f"{_rows(env)} sub-envs natively as one object. Call it on every sub-env, or batch with "
+        "envs_per_worker=1 (one sub-env per worker)."
+    )
 
 
 class RemoteMethod:
@@ -382,7 +471,7 @@ class Worker:
         if operation == "seed":
             return sig.VALUE, env.set_seed(payload)
         if operation == "getattr":
-            values = env.get_attr(payload)
+            values = rows_get_attr(env, payload)
             values = [
                 RemoteMethod(payload, self.index)
                 if callable(value) and not isinstance(value, type)
@@ -392,11 +481,14 @@ class Worker:
             return sig.VALUE, values
         if operation == "setattr":
             name, values = payload
-            env.set_attr(name, values)
+            rows_set_attr(env, name, values)
             return sig.OK
         if operation == "call":
             name, args, kwargs = payload
-            return sig.VALUE, env.call(name, *args, **kwargs)
+            return sig.VALUE, rows_call(env, name, args, kwargs)
+        if operation == "call_at":
+            rows, name, args, kwargs = payload
+            return sig.VALUE, rows_call_at(env, rows, name, args, kwargs)
         if operation == "ping":  # the parent re-syncs after an interrupted call
             return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")

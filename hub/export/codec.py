@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from tensordict import TensorDictBase
+from tensordict import TensorDictBase, is_tensor_collection
 
-from hub.export.spaces import is_tuple_names, spec_to_space
-from hub.specs import Categorical, Composite, MultiOneHot, OneHot, TensorSpec
+from hub.export.spaces import is_tuple_names, spec_to_space, sub_space
+from hub.specs import Categorical, Composite, MultiOneHot, NonTensor, OneHot, TensorSpec
 
 __all__ = [
     "to_numpy",
@@ -34,6 +34,8 @@ __all__ = [
 def to_numpy(value: torch.Tensor, spec: TensorSpec, batched: bool = False) -> Any:
     """A hub value as gymnasium expects it for the space of ``spec``: one-hot vectors as
     indices, a single category as a Python int (unless ``batched``), tensors as numpy copies."""
+    if isinstance(spec, NonTensor):
+        return _non_tensor_value(value, batched)
     if isinstance(spec, OneHot):
         value = value.to(torch.uint8).argmax(-1)
     elif isinstance(spec, MultiOneHot):
@@ -42,6 +44,16 @@ def to_numpy(value: torch.Tensor, spec: TensorSpec, batched: bool = False) -> An
     if not batched and isinstance(spec, (OneHot, Categorical)) and array.ndim == 0:
         return int(array)
     return array
+
+
+def _non_tensor_value(value: Any, batched: bool) -> Any:
+    """A non-tensor entry as gymnasium gives it: the value (one env), a tuple of values (a
+    vector env, as gymnasium's ``SyncVectorEnv`` batches ``Text`` and other such spaces)."""
+    if is_tensor_collection(value):
+        value = value.tolist() if batched else value.data
+    if batched:
+        return tuple(value) if isinstance(value, (list, tuple)) else (value,)
+    return value
 
 
 def make_obs_reader(
@@ -71,10 +83,14 @@ def make_obs_reader(
     return read_dict
 
 
-def observation_space(spec: Composite, keys: Sequence[Any], as_tuple: bool = True) -> Any:
+def observation_space(
+    spec: Composite, keys: Sequence[Any], as_tuple: bool = True, source: Any = None
+) -> Any:
     """The gymnasium space of the observation entries ``keys`` of ``spec`` (one value, no batch
     dims): one key gives its space, several a ``Dict``, or a ``Tuple`` when they are ``"0"``,
     ``"1"``, ... (a gymnasium ``Tuple`` observation that came into hub) and ``as_tuple``.
+    ``source`` is the backend env's own observation space (one env's), when known: non-tensor
+    entries go out as its parts.
 
     Example:
         >>> from hub.specs import Unbounded
@@ -84,11 +100,14 @@ def observation_space(spec: Composite, keys: Sequence[Any], as_tuple: bool = Tru
     """
     spaces = importlib.import_module("gymnasium.spaces")
     if len(keys) == 1:
-        return spec_to_space(spec[keys[0]])
+        part = sub_space(source, keys[0])
+        return spec_to_space(spec[keys[0]], source if part is None else part)
     names = [_name(k) for k in keys]
     if as_tuple and is_tuple_names(names):
-        return spaces.Tuple([spec_to_space(spec[k]) for k in keys])
-    return spaces.Dict({name: spec_to_space(spec[k]) for name, k in zip(names, keys)})
+        return spaces.Tuple([spec_to_space(spec[k], sub_space(source, k)) for k in keys])
+    return spaces.Dict(
+        {name: spec_to_space(spec[k], sub_space(source, k)) for name, k in zip(names, keys)}
+    )
 
 
 def make_action_writer(spec: TensorSpec) -> Callable[[Any], torch.Tensor]:

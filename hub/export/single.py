@@ -21,7 +21,7 @@ from hub.export.codec import make_buffer_writer, make_obs_reader, observation_sp
 from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
-from hub.export.subenvs import backend_attr, backend_env
+from hub.export.subenvs import backend_attr, backend_env, backend_observation_space
 from hub.specs import Bounded, Unbounded
 
 # loaded on demand: only to_gymnasium imports this module
@@ -55,7 +55,9 @@ class HubGymnasiumEnv(gymnasium.Env):
         self.render_mode = render_mode
         spec = env.full_observation_spec
         self._keys = list(keys)
-        self.observation_space = observation_space(spec, self._keys)
+        self.observation_space = observation_space(
+            spec, self._keys, source=backend_observation_space(env)
+        )
         self._stepper = Stepper(env)
         self._info = InfoReader(info_keys(env))
         self._has_info = bool(self._info)

@@ -5,8 +5,9 @@ access (gymnasium's ``get_attr`` / ``set_attr`` / ``call``, SB3's ``get_attr`` /
 Where each sub-env is an object of this process (a ``SerialEnv``'s sub-envs, the sub-envs of a
 gym/gymnasium ``SyncVectorEnv``, a single env), only the sub-envs named by ``indices`` are
 read, set or called. A ``ParallelEnv`` (or another batched env that reaches its sub-envs only
-through ``get_attr`` / ``set_attr`` / ``call``) is read and set through those; a method call on
-some of its sub-envs only is refused with a clear error (it would run on all of them).
+through ``get_attr`` / ``set_attr`` / ``call``) is read and set through those, and calls a
+method on some of its sub-envs through its ``call_at``; a batched env without ``call_at``
+refuses such a call with a clear error (it would run on all of them).
 
 Attribute reads look through the wrappers of a gym env (``get_wrapper_attr``), as SB3's
 ``DummyVecEnv`` does; writes set the attribute on the sub-env object itself.
@@ -28,7 +29,7 @@ from typing import Any
 
 from hub.errors import HubError
 
-__all__ = ["SubEnvs", "backend_attr", "backend_env"]
+__all__ = ["SubEnvs", "backend_attr", "backend_env", "backend_observation_space"]
 
 
 def _foreign(env: Any) -> Any:
@@ -55,6 +56,32 @@ def backend_env(env: Any) -> Any:
         if not isinstance(base, property):
             return None
         env = env.base_env
+
+
+def backend_observation_space(env: Any) -> Any:
+    """The gymnasium observation space of one sub-env of the backend under the hub env ``env``
+    (a vector env's ``single_observation_space``; the first sub-env's of a ``SerialEnv``), or
+    ``None`` (hub's own envs, sub-envs in other processes, gym's spaces).
+
+    Example:
+        >>> import hub
+        >>> backend_observation_space(hub.make_env("gymnasium:CartPole-v1", num_envs=2)).shape
+        (4,)
+    """
+    try:
+        import gymnasium
+    except ImportError:  # pragma: no cover - the exports need gymnasium; nothing to look up
+        return None
+    inner = backend_env(env)
+    if inner is None and len(getattr(env, "batch_size", ())):
+        objects = SubEnvs(env).objects()
+        inner = backend_env(objects[0]) if objects else None
+    if inner is None:
+        return None
+    space = getattr(inner, "single_observation_space", None)
+    if space is None:
+        space = getattr(inner, "observation_space", None)
+    return space if isinstance(space, gymnasium.spaces.Space) else None
 
 
 def backend_attr(env: Any, name: str) -> Any:
@@ -215,6 +242,9 @@ class SubEnvs:
                 member = _read(objects[i], name)
                 results.append(member(*args, **kwargs) if callable(member) else member)
             return results
+        call_at = getattr(self.env, "call_at", None)
+        if callable(call_at) and sorted(chosen) != list(range(self.num_envs)):
+            return list(call_at(chosen, name, *args, **kwargs))
         if sorted(chosen) != list(range(self.num_envs)):
             raise HubError(
                 f"calling {name!r} on sub-envs {chosen} only: {type(self.env).__name__} runs its "

@@ -48,7 +48,7 @@ from hub.export.codec import (
 from hub.export.infos import InfoReader, info_keys
 from hub.export.spaces import spec_to_space
 from hub.export.stepper import Stepper
-from hub.export.subenvs import SubEnvs, backend_env
+from hub.export.subenvs import SubEnvs, backend_env, backend_observation_space
 
 # loaded on demand: only to_gymnasium imports this module
 gymnasium = importlib.import_module("gymnasium")
@@ -130,7 +130,9 @@ class HubVectorEnv(gymnasium.vector.VectorEnv):
         spec = env.full_observation_spec
         single = spec[0]
         keys = list(keys)
-        self.single_observation_space = observation_space(single, keys)
+        self.single_observation_space = observation_space(
+            single, keys, source=backend_observation_space(env)
+        )
         self._stepper = stepper = Stepper(env)
         action_spec = env.full_action_spec[stepper.action_key]
         self.single_action_space = spec_to_space(action_spec[0])

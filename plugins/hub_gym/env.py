@@ -284,6 +284,32 @@ class GymWrapper(hub.GymLikeEnv):
         return np.asarray(frames)
 
     # ------------------------------------------------------------------ the contract
+    def call_at(self, indices: Any, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of the sub-envs of ``indices`` of the wrapped vector env only
+        (a ``SyncVectorEnv``'s own sub-envs, read through their wrappers as its ``call`` does;
+        an attribute that is not callable gives its value); one result each.
+
+        Example:
+            >>> import hub
+            >>> env = hub.make_env("gymnasium:CartPole-v1", num_envs=3)
+            >>> env.call_at([2], "get_wrapper_attr", "gravity")
+            [9.8]
+        """
+        subs = getattr(self._env, "envs", None) if self._vector is not None else None
+        if not isinstance(subs, (list, tuple)) or len(subs) != self._vector.n:
+            raise hub.errors.HubError(
+                f"cannot call {name!r} on some sub-envs of {type(self._env).__name__}: its "
+                "sub-envs are not objects of this process (a SyncVectorEnv's are). Call it on "
+                "every sub-env (env.call), or batch with batching='serial'."
+            )
+        results = []
+        for index in indices:
+            sub = subs[int(index)]
+            reader = getattr(sub, "get_wrapper_attr", None)
+            member = reader(name) if reader is not None else getattr(sub, name)
+            results.append(member(*args, **kwargs) if callable(member) else member)
+        return results
+
     def _set_seed(self, seed: int | None) -> None:
         if self._vector is not None:
             self._vector.seed(seed)

@@ -216,6 +216,34 @@ def test_attribute_forwarding_get_set_call():
             methods[0](1)
 
 
+def test_call_at_calls_the_sub_envs_of_indices_only():
+    env = hub.ParallelEnv(4, FlakyEnv, envs_per_worker=2)
+    serial = hub.SerialEnv(4, FlakyEnv)
+    with env:
+        for batch in (env, serial):
+            batch.call_at([3, 0], "__setattr__", "tag", 7)
+            assert batch.call_at([0, 3, 1], "double", 2) == [4, 4, 4]
+            assert batch.call_at([3, 0], "__getattribute__", "tag") == [7, 7]
+            with pytest.raises(AttributeError):
+                batch.get_attr("tag")  # sub-envs 1 and 2 were not called
+            with pytest.raises(IndexError, match="sub-env 4 of 4"):
+                batch.call_at([4], "double", 1)
+
+
+def test_a_natively_batched_worker_is_one_object_for_its_sub_envs():
+    """``hub:Pendulum`` batches natively: a worker holds one env for its sub-envs."""
+    env = hub.make_env("hub:Pendulum", num_envs=4, batching="parallel", num_workers=2)
+    with env:
+        assert env.get_attr("max_speed") == [8.0] * 4
+        env.set_attr("max_speed", 9.0)
+        assert env.call("__getattribute__", "max_speed") == [9.0] * 4
+        with pytest.raises(WorkerError, match="one value for all of them"):
+            env.set_attr("max_speed", [1.0, 2.0, 3.0, 4.0])
+        assert env.call_at([2, 3], "set_seed", 1) == [3, 3]  # the whole worker: both rows
+        with pytest.raises(WorkerError, match="envs_per_worker=1"):
+            env.call_at([2], "set_seed", 1)
+
+
 def test_seeding_matches_serial_chain():
     serial, parallel = _pair(PendulumEnv, n=3)
     with parallel:

@@ -120,11 +120,31 @@ def test_indices_on_hub_batches() -> None:
     try:
         parallel.set_attr("max_steps", 9, indices=[1])
         assert parallel.get_attr("max_steps") == [10, 9]  # Counting stops at 10 by default
-        with pytest.raises(hub.errors.HubError, match="indices=None"):
-            parallel.env_method("set_seed", 1, indices=[0])  # would run on both workers
+        # a method runs in the worker of each sub-env of indices, on that sub-env only
+        parallel.env_method("__setattr__", "y", 3, indices=[1])
+        assert parallel.env_method("__getattribute__", "y", indices=[1]) == [3]
+        with pytest.raises(AttributeError):
+            parallel.env_method("__getattribute__", "y", indices=[0])
         assert len(parallel.env_method("set_seed", 1)) == 2
     finally:
         parallel.close()
+
+
+def test_env_method_with_indices_on_parallel_gymnasium_workers() -> None:
+    """Workers that each hold a gymnasium ``SyncVectorEnv`` of several sub-envs call the
+    method on the sub-envs of ``indices`` only, as ``DummyVecEnv``."""
+    venv = hub.to_sb3(
+        hub.make_env("gymnasium:CartPole-v1", num_envs=4, batching="parallel", num_workers=2)
+    )
+    try:
+        venv.env_method("set_wrapper_attr", "tag", 5, indices=[2])
+        assert venv.env_method("get_wrapper_attr", "tag", indices=[2]) == [5]
+        with pytest.raises(AttributeError, match="tag"):
+            venv.env_method("get_wrapper_attr", "tag", indices=[3])
+        order = venv.env_method("get_wrapper_attr", "spec", indices=[3, 0])
+        assert [spec.id for spec in order] == ["CartPole-v1"] * 2
+    finally:
+        venv.close()
 
 
 def test_episode_statistics_come_from_vec_monitor() -> None:

@@ -131,3 +131,56 @@ def test_text_observations_through_batches_and_rollouts(text_env_id, batching: s
             if t + 1 < 12 and not done[row][t]:
                 assert first[row][t + 1] == last[row][t]
     assert any(any(row) for row in done)
+
+
+def test_a_text_observation_exports_with_the_backend_text_space(text_env_id) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    raw = gymnasium.make(text_env_id)
+    genv = hub.to_gymnasium(hub.make_env(f"gymnasium:{text_env_id}"), observation_keys=None)
+    assert genv.observation_space["mission"] == raw.observation_space["mission"]
+    check_env(genv, skip_render_check=True)
+    want, _ = raw.reset(seed=3)
+    have, _ = genv.reset(seed=3)
+    for _ in range(9):
+        assert have["mission"] == want["mission"] and have in genv.observation_space
+        np.testing.assert_array_equal(have["pos"], want["pos"])
+        want, _, term, trunc, _ = raw.step(0)
+        have, _, h_term, h_trunc, _ = genv.step(0)
+        assert (h_term, h_trunc) == (term, trunc)
+        if term or trunc:
+            want, _ = raw.reset()
+            have, _ = genv.reset()
+
+
+@pytest.mark.parametrize("batching", ["native", "serial"])
+def test_a_text_observation_exports_as_a_tuple_of_strings_from_a_batch(
+    text_env_id, batching: str
+) -> None:
+    """As gymnasium's ``SyncVectorEnv`` (next-step autoreset) gives them, step for step."""
+    raw = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(text_env_id)] * 2)
+    venv = hub.to_gymnasium(hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, batching=batching))
+    assert venv.single_observation_space == raw.single_observation_space
+    assert venv.observation_space == raw.observation_space
+    want, _ = raw.reset(seed=5)
+    have, _ = venv.reset(seed=5)
+    for _ in range(10):
+        assert isinstance(have["mission"], tuple) and have["mission"] == tuple(want["mission"])
+        assert have in venv.observation_space
+        np.testing.assert_array_equal(have["pos"], want["pos"])
+        want, *_ = raw.step(np.zeros(2, dtype=np.int64))
+        have, *_ = venv.step(np.zeros(2, dtype=np.int64))
+
+
+def test_a_string_entry_with_no_backend_space_exports_as_printable_text() -> None:
+    from hub.export.spaces import spec_to_space, sub_space
+    from hub.specs import NonTensor
+
+    space = spec_to_space(NonTensor(example_data=""))
+    assert isinstance(space, gymnasium.spaces.Text)
+    assert "go to the red ball, then stop." in space and "" in space
+    with pytest.raises(hub.errors.SpecConversionError, match="observation_keys"):
+        spec_to_space(NonTensor(example_data=3))
+    nested = gymnasium.spaces.Dict({"a": gymnasium.spaces.Tuple([gymnasium.spaces.Text(4)])})
+    assert isinstance(sub_space(nested, ("a", "0")), gymnasium.spaces.Text)
+    assert sub_space(nested, ("a", "1")) is None and sub_space(None, "a") is None
