@@ -456,6 +456,18 @@ class OutputPlan:
                 )
             return te or tr
         shape = tuple(size) + self.flag_shape[self.batch_dims :]
+        if (
+            self.on_cpu
+            and _bool_tensors(shape, term, trunc)
+            and (done is None or _bool_tensors(shape, done))
+        ):
+            # tensors of the flags' shape (EnvPool's runner, batched envs): kept as they are,
+            # as every tensor a hook returns (the hook hands them over)
+            dn = term | trunc if done is None else done
+            data["done"], data["terminated"], data["truncated"] = dn, term, trunc
+            if not dn.any():
+                return False
+            return True if not len(size) else (dn.reshape(size) if len(shape) > len(size) else dn)
         if self.on_cpu and _all_cpu(done, term, trunc):
             te = None if term is None else _bool_array(term, shape)
             tr = None if trunc is None else _bool_array(trunc, shape)
@@ -586,6 +598,19 @@ def _all_scalars(*values: Any) -> bool:
         if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and not value.ndim):
             continue
         return False
+    return True
+
+
+def _bool_tensors(shape: tuple[int, ...], *values: Any) -> bool:
+    """Whether every value is a CPU bool tensor of ``shape``."""
+    for value in values:
+        if (
+            type(value) is not torch.Tensor
+            or value.dtype is not torch.bool
+            or value.shape != shape
+            or value.device.type != "cpu"
+        ):
+            return False
     return True
 
 

@@ -107,23 +107,21 @@ class EnvActor:
 
     # ------------------------------------------------------------ attributes
     def get_attr(self, name: str) -> list[Any]:
-        """The attribute of each sub-env (one value for a natively batched env)."""
-        env = self.env
-        values = env.get_attr(name) if isinstance(env, hub.SerialEnv) else [getattr(env, name)]
+        """The attribute of each sub-env (a natively batched env's own, once per sub-env)."""
+        values = hub.batching.rows_get_attr(self.env, name)
         return [METHOD if callable(value) else value for value in values]
 
     def set_attr(self, name: str, values: list[Any]) -> None:
-        env = self.env
-        if isinstance(env, hub.SerialEnv):
-            env.set_attr(name, values)
-        else:
-            setattr(env, name, values[0])
+        hub.batching.rows_set_attr(self.env, name, values)
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        env = self.env
-        if isinstance(env, hub.SerialEnv):
-            return env.call(name, *args, **kwargs)
-        return [getattr(env, name)(*args, **kwargs)]
+        return hub.batching.rows_call(self.env, name, args, kwargs)
+
+    def call_at(
+        self, rows: list[int], name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> list[Any]:
+        """Call the method of the sub-envs ``rows`` (this actor's indices) only."""
+        return hub.batching.rows_call_at(self.env, rows, name, args, kwargs)
 
     def close(self) -> None:
         self.env.close()

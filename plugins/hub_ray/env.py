@@ -613,8 +613,8 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
             raise
 
     def get_attr(self, name: str) -> list[Any]:
-        """The attribute ``name`` of every env (of every actor's env when it is natively
-        batched), in env order; methods come back as ``"<method>"`` (use :meth:`call`)."""
+        """The attribute ``name`` of every env, in env order (a natively batched actor env's
+        own, once per env); methods come back as ``"<method>"`` (use :meth:`call`)."""
         return [
             value
             for values in self._control("get_attr", f"get_attr({name!r})", name)
@@ -634,10 +634,37 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
         self._get_all(refs, self.timeout, f"set_attr({name!r})")
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
-        """Call the method ``name`` of every env with the same arguments; one result each (one
-        per actor for natively batched envs)."""
+        """Call the method ``name`` of every env with the same arguments; one result each (a
+        natively batched actor env is called once, its result given for each of its envs)."""
         results = self._control("call", f"call({name!r})", name, args, kwargs)
         return [value for values in results for value in values]
+
+    def call_at(self, indices: Any, name: str, *args: Any, **kwargs: Any) -> list[Any]:
+        """Call the method ``name`` of the envs of ``indices`` only, each in its actor; one
+        result each, in the order of ``indices`` (SB3's ``env_method(..., indices=...)``)."""
+        chosen = [int(i) for i in indices]
+        for i in chosen:
+            if not 0 <= i < self.num_envs:
+                raise IndexError(f"call_at: sub-env {i} of {self.num_envs} does not exist.")
+        self._ready(f"call({name!r})")
+        ranges = self._ranges
+        local = [[i - a for i in chosen if a <= i < b] for a, b in ranges]
+        refs = [
+            actor.call_at.remote(rows, name, args, kwargs)
+            for actor, rows in zip(self._actors, local)
+        ]
+        try:
+            results = self._get_all(refs, self.timeout, f"call({name!r})")
+        except WorkerError as error:
+            cause = getattr(error, "cause", None)
+            if isinstance(cause, AttributeError):
+                raise AttributeError(f"Ray actor {error.worker}: {cause}") from None
+            raise
+        found: dict[int, Any] = {}
+        for (a, _), rows, values in zip(ranges, local, results):
+            for row, value in zip(rows, values):
+                found[a + row] = value
+        return [found[i] for i in chosen]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or "_actors" not in self.__dict__ or name in _NOT_FORWARDED:

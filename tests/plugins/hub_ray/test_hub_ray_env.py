@@ -12,7 +12,7 @@ from hub_ray import RayEnv
 
 import hub
 from hub.batching import AsyncCallError
-from hub.errors import WorkerTimeoutError
+from hub.errors import WorkerError, WorkerTimeoutError
 from hub.registry import batching_strategies
 
 from .ray_helpers import SlowCountingEnv, same_data, start_local_ray
@@ -199,6 +199,35 @@ def test_attributes_calls_and_set_attr(counting, serial_counting):
     assert counting.call("set_seed", 0) == serial_counting.call("set_seed", 0)
     with pytest.raises(AttributeError, match="no_such_attribute"):
         counting.no_such_attribute  # noqa: B018
+
+
+def test_call_at_calls_the_envs_of_indices_only(counting):
+    counting.call_at([3, 0], "__setattr__", "tag", 7)
+    try:
+        assert counting.call_at([3, 0], "__getattribute__", "tag") == [7, 7]
+        with pytest.raises(AttributeError, match="tag"):
+            counting.call_at([1], "__getattribute__", "tag")
+        with pytest.raises(IndexError, match="sub-env 4 of 4"):
+            counting.call_at([4], "set_seed", 1)
+        sb3 = hub.to_sb3(counting)
+        assert sb3.env_method("__getattribute__", "tag", indices=[0]) == [7]
+    finally:
+        counting.call_at([3, 0], "__delattr__", "tag")
+
+
+def test_a_natively_batched_actor_env_answers_once_per_env():
+    """As a ``ParallelEnv`` worker: one value per env, whatever holds them."""
+    env = hub.make_env("hub:Pendulum", num_envs=4, batching="ray", envs_per_actor=2)
+    try:
+        assert env.get_attr("max_speed") == [8.0] * 4
+        env.set_attr("max_speed", 9.0)
+        assert env.call("__getattribute__", "max_speed") == [9.0] * 4
+        with pytest.raises(WorkerError, match="one value for all of them"):
+            env.set_attr("max_speed", [1.0, 2.0, 3.0, 4.0])
+        with pytest.raises(WorkerError, match="envs_per_worker=1"):
+            env.call_at([1], "set_seed", 1)
+    finally:
+        env.close()
 
 
 def test_native_batching_per_actor_with_envpool():

@@ -1,0 +1,100 @@
+"""Attributes and methods of the sub-envs of one batch, whatever holds them: a ``SerialEnv``
+(one object per sub-env), an env that wraps a vector env with its own ``get_attr``/``call``,
+or a natively batched hub env (one object for all its sub-envs). ``ParallelEnv`` workers and
+Ray actors answer ``get_attr``/``set_attr``/``call``/``call_at`` through these functions, so
+both give one value per sub-env.
+
+Example:
+    >>> import hub
+    >>> rows_get_attr(hub.make_env("hub:Counting", num_envs=2, batching="serial"), "max_steps")
+    [10, 10]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hub.envs.base import EnvBase
+from hub.errors import HubError
+
+__all__ = ["rows_get_attr", "rows_set_attr", "rows_call", "rows_call_at"]
+
+
+def _batch_method(env: EnvBase, name: str) -> Any:
+    """The env's own per-sub-env accessor ``name`` (``get_attr``, ``set_attr``, ``call``,
+    ``call_at``: a ``SerialEnv``'s, or a wrapped vector env's), else ``None``: a natively
+    batched hub env is one object for its sub-envs."""
+    method = getattr(env, name, None)
+    return method if callable(method) else None
+
+
+def _rows(env: EnvBase) -> int:
+    return int(env.batch_size[0]) if len(env.batch_size) else 1
+
+
+def rows_get_attr(env: EnvBase, name: str) -> list[Any]:
+    """The attribute ``name`` of each sub-env of a worker's env; an env that batches natively
+    (one object for its ``k`` sub-envs) gives its own attribute once per sub-env.
+
+    Example:
+        >>> import hub
+        >>> rows_get_attr(hub.make_env("hub:Pendulum", num_envs=2), "max_speed")
+        [8.0, 8.0]
+    """
+    getter = _batch_method(env, "get_attr")
+    if getter is not None:
+        return list(getter(name))
+    return [getattr(env, name)] * _rows(env)
+
+
+def rows_set_attr(env: EnvBase, name: str, values: list[Any]) -> None:
+    """Set the attribute ``name`` of each sub-env of a worker's env (one value each); an env
+    that batches natively takes one value for all its sub-envs."""
+    setter = _batch_method(env, "set_attr")
+    if setter is not None:
+        setter(name, values)
+        return
+    first = values[0]
+    for value in values[1:]:
+        try:
+            same = value is first or bool(value == first)
+        except Exception:  # an ambiguous comparison (arrays...): not the same value
+            same = False
+        if not same:
+            raise HubError(
+                f"set_attr({name!r}) with different values per sub-env on {type(env).__name__}, "
+                f"which batches its {len(values)} sub-envs natively as one object: it holds one "
+                "value for all of them. Give one value, or batch with one sub-env per worker "
+                "(envs_per_worker=1; envs_per_actor=1 on Ray)."
+            )
+    setattr(env, name, first)
+
+
+def rows_call(env: EnvBase, name: str, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+    """Call the method ``name`` of each sub-env of a worker's env; an env that batches
+    natively is called once, and its result is given for each of its sub-envs (an attribute
+    that is not callable gives its value, as gymnasium's ``call``)."""
+    caller = _batch_method(env, "call")
+    if caller is not None:
+        return list(caller(name, *args, **kwargs))
+    member = getattr(env, name)
+    return [member(*args, **kwargs) if callable(member) else member] * _rows(env)
+
+
+def rows_call_at(
+    env: EnvBase, rows: list[int], name: str, args: tuple, kwargs: dict[str, Any]
+) -> list[Any]:
+    """Call the method ``name`` of the sub-envs ``rows`` (indices in the worker's env) only."""
+    if not rows:
+        return []
+    caller = _batch_method(env, "call_at")
+    if caller is not None:
+        return list(caller(rows, name, *args, **kwargs))
+    if sorted(rows) == list(range(_rows(env))):
+        results = rows_call(env, name, args, kwargs)
+        return [results[i] for i in rows]
+    raise HubError(
+        f"calling {name!r} on some sub-envs of {type(env).__name__} only: it batches its "
+        f"{_rows(env)} sub-envs natively as one object. Call it on every sub-env, or batch with "
+        "one sub-env per worker (envs_per_worker=1; envs_per_actor=1 on Ray)."
+    )
