@@ -467,7 +467,11 @@ class OutputPlan:
             data["done"], data["terminated"], data["truncated"] = dn, term, trunc
             if not dn.any():
                 return False
-            return True if not len(size) else (dn.reshape(size) if len(shape) > len(size) else dn)
+            if not len(size):
+                return True
+            if len(shape) == len(size):
+                return dn
+            return dn.squeeze(-1) if len(shape) == len(size) + 1 else dn.reshape(size)
         if self.on_cpu and _all_cpu(done, term, trunc):
             te = None if term is None else _bool_array(term, shape)
             tr = None if trunc is None else _bool_array(trunc, shape)
@@ -608,7 +612,7 @@ def _bool_tensors(shape: tuple[int, ...], *values: Any) -> bool:
             type(value) is not torch.Tensor
             or value.dtype is not torch.bool
             or value.shape != shape
-            or value.device.type != "cpu"
+            or not value.is_cpu
         ):
             return False
     return True

@@ -293,3 +293,25 @@ def test_set_seed_after_close_is_refused():
     env.close()
     with pytest.raises(hub.errors.ClosedEnvError, match="set_seed"):
         env.set_seed(0)
+
+
+@pytest.mark.parametrize("with_done", [True, False])
+def test_flag_tensors_from_a_hook_are_kept_and_give_the_rows_that_ended(with_done):
+    """Bool tensors of the flags' shape (as EnvPool's runner returns) go into the output as the
+    hook handed them over; ``done`` is derived when missing; the rows that ended come back."""
+    env = CountingEnv(max_steps=5, batch_size=[3])
+    plan = env.env_keys.outputs
+    term = torch.tensor([[False], [True], [False]])
+    trunc = torch.tensor([[False], [False], [True]])
+    out = {"observation": torch.zeros(3, 1, dtype=torch.int64), "reward": torch.zeros(3, 1)}
+    out.update(terminated=term, truncated=trunc)
+    if with_done:
+        out["done"] = term | trunc
+    td, ended = plan.build(out)
+    assert td["terminated"] is term and td["truncated"] is trunc
+    assert td["done"].squeeze(-1).tolist() == [False, True, True]
+    assert ended.tolist() == [False, True, True]
+    none = {**out, "terminated": torch.zeros(3, 1, dtype=torch.bool)}
+    none["truncated"] = torch.zeros(3, 1, dtype=torch.bool)
+    none.pop("done", None)
+    assert plan.build(none)[1] is False
