@@ -292,8 +292,8 @@ class GymWrapper(hub.GymLikeEnv):
         Example:
             >>> import hub
             >>> env = hub.make_env("gymnasium:CartPole-v1", num_envs=3)
-            >>> env.call_at([2], "get_wrapper_attr", "gravity")
-            [9.8]
+            >>> [spec.id for spec in env.call_at([2, 0], "spec")]
+            ['CartPole-v1', 'CartPole-v1']
         """
         subs = getattr(self._env, "envs", None) if self._vector is not None else None
         if not isinstance(subs, (list, tuple)) or len(subs) != self._vector.n:

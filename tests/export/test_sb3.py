@@ -137,11 +137,11 @@ def test_env_method_with_indices_on_parallel_gymnasium_workers() -> None:
         hub.make_env("gymnasium:CartPole-v1", num_envs=4, batching="parallel", num_workers=2)
     )
     try:
-        venv.env_method("set_wrapper_attr", "tag", 5, indices=[2])
-        assert venv.env_method("get_wrapper_attr", "tag", indices=[2]) == [5]
+        venv.env_method("__setattr__", "tag", 5, indices=[2])
+        assert venv.env_method("__getattribute__", "tag", indices=[2]) == [5]
         with pytest.raises(AttributeError, match="tag"):
-            venv.env_method("get_wrapper_attr", "tag", indices=[3])
-        order = venv.env_method("get_wrapper_attr", "spec", indices=[3, 0])
+            venv.env_method("__getattribute__", "tag", indices=[3])
+        order = venv.env_method("__getattribute__", "spec", indices=[3, 0])
         assert [spec.id for spec in order] == ["CartPole-v1"] * 2
     finally:
         venv.close()
