@@ -908,8 +908,8 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             >>> import hub
             >>> from hub.envs.builtin import CountingEnv
             >>> env = hub.ParallelEnv(3, CountingEnv)
-            >>> [td["observation"].tolist() for td in env.call_at([2, 0], "reset")]
-            [[0], [0]]
+            >>> env.call_at([2, 0], "__getattribute__", "max_steps")
+            [10, 10]
             >>> env.close()
         """
         chosen = [int(i) for i in indices]
