@@ -8,7 +8,14 @@ from hub.batching.batched import BatchedEnvBase, join_specs
 from hub.batching.faults import LastData, truncate_rows
 from hub.batching.first_ready import FirstReady, RestartingBatch, async_layout
 from hub.batching.parallel import AsyncCallError, ParallelEnv, WorkerRestartWarning, worker_layout
-from hub.batching.row_access import rows_call, rows_call_at, rows_get_attr, rows_set_attr
+from hub.batching.row_access import (
+    join_by_index,
+    rows_call,
+    rows_call_at,
+    rows_get_attr,
+    rows_set_attr,
+    split_indices,
+)
 from hub.batching.serial import SerialEnv
 from hub.envs.stacking import split_inputs, stack_like
 
@@ -22,11 +29,13 @@ __all__ = [
     "SerialEnv",
     "WorkerRestartWarning",
     "async_layout",
+    "join_by_index",
     "join_specs",
     "rows_call",
     "rows_call_at",
     "rows_get_attr",
     "rows_set_attr",
+    "split_indices",
     "split_inputs",
     "stack_like",
     "truncate_rows",

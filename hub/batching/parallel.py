@@ -40,6 +40,7 @@ from hub.batching.faults import LastData, truncate_rows
 from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout, is_init_spec
 from hub.batching.parallel_async import FirstReadyMixin
 from hub.batching.pool import Answer, Pending, WorkerPool
+from hub.batching.row_access import join_by_index, split_indices
 from hub.batching.shared_buffers import BufferLayout, SharedViews
 from hub.batching.worker import WorkerEnvs
 from hub.envs.seeding import derived_seed
@@ -912,20 +913,11 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             [10, 10]
             >>> env.close()
         """
-        chosen = [int(i) for i in indices]
-        for i in chosen:
-            if not 0 <= i < self.num_envs:
-                raise IndexError(f"call_at: sub-env {i} of {self.num_envs} does not exist.")
-        bounds = self._bounds
-        local = [[i - a for i in chosen if a <= i < b] for a, b in bounds]
+        local = split_indices(self._bounds, indices, self.num_envs)
         results = self._control(
             "call_at", lambda w: (local[w], name, args, kwargs), f"call({name!r})"
         )
-        found: dict[int, Any] = {}
-        for w, values in enumerate(results):
-            for row, value in zip(local[w], values):
-                found[bounds[w][0] + row] = value
-        return [found[i] for i in chosen]
+        return join_by_index(self._bounds, local, results, indices)
 
     # ---------------------------------------------------------------- life cycle
     def _close(self) -> None:

@@ -12,12 +12,20 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hub.envs.base import EnvBase
 from hub.errors import HubError
 
-__all__ = ["rows_get_attr", "rows_set_attr", "rows_call", "rows_call_at"]
+__all__ = [
+    "rows_get_attr",
+    "rows_set_attr",
+    "rows_call",
+    "rows_call_at",
+    "split_indices",
+    "join_by_index",
+]
 
 
 def _batch_method(env: EnvBase, name: str) -> Any:
@@ -98,3 +106,40 @@ def rows_call_at(
         f"{_rows(env)} sub-envs natively as one object. Call it on every sub-env, or batch with "
         "one sub-env per worker (envs_per_worker=1; envs_per_actor=1 on Ray)."
     )
+
+
+def split_indices(
+    bounds: list[tuple[int, int]], indices: Sequence[int], num_envs: int
+) -> list[list[int]]:
+    """The sub-envs of ``indices`` as indices inside each worker (``bounds``: each worker's
+    ``(first, stop)`` rows), for a ``call_at`` that reaches the workers.
+
+    Example:
+        >>> split_indices([(0, 2), (2, 4)], [3, 0], 4)
+        [[0], [1]]
+    """
+    chosen = [int(i) for i in indices]
+    for i in chosen:
+        if not 0 <= i < num_envs:
+            raise IndexError(f"call_at: sub-env {i} of {num_envs} does not exist.")
+    return [[i - a for i in chosen if a <= i < b] for a, b in bounds]
+
+
+def join_by_index(
+    bounds: list[tuple[int, int]],
+    local: list[list[int]],
+    results: list[list[Any]],
+    indices: Sequence[int],
+) -> list[Any]:
+    """The workers' ``results`` (one per index of ``local``, see :func:`split_indices`) in the
+    order of ``indices``.
+
+    Example:
+        >>> join_by_index([(0, 2), (2, 4)], [[0], [1]], [["a"], ["d"]], [3, 0])
+        ['d', 'a']
+    """
+    found: dict[int, Any] = {}
+    for (first, _), rows, values in zip(bounds, local, results):
+        for row, value in zip(rows, values):
+            found[first + row] = value
+    return [found[int(i)] for i in indices]

@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,9 +69,8 @@ def backend_observation_space(env: Any) -> Any:
         >>> backend_observation_space(hub.make_env("gymnasium:CartPole-v1", num_envs=2)).shape
         (4,)
     """
-    try:
-        import gymnasium
-    except ImportError:  # pragma: no cover - the exports need gymnasium; nothing to look up
+    gymnasium = sys.modules.get("gymnasium")  # a gymnasium space exists only once it is loaded
+    if gymnasium is None:
         return None
     inner = backend_env(env)
     if inner is None and len(getattr(env, "batch_size", ())):

@@ -34,7 +34,34 @@ if TYPE_CHECKING:
 __all__ = ["RemoteMode", "StepBatchMode", "BulkMode", "pick_mode"]
 
 
-class RemoteMode:
+class _MessageMode:
+    """What the modes that send each call as a message share: ``log_action`` and
+    ``end_episode`` encode the observation and action the same way, and ``_send`` (a request,
+    or a message gathered into the next batch) carries them."""
+
+    client: PolicyClient
+
+    def _send(self, kind: str, **fields: Any) -> Any:
+        raise NotImplementedError
+
+    def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
+        self._send(
+            "log_action",
+            episode_id=episode_id,
+            observation=self.client.observation_message(observation),
+            action=self.client.action_array(action),
+        )
+
+    def end_episode(self, episode_id: str, observation: Any, truncated: bool) -> None:
+        self._send(
+            "end_episode",
+            episode_id=episode_id,
+            observation=self.client.observation_message(observation),
+            truncated=bool(truncated),
+        )
+
+
+class RemoteMode(_MessageMode):
     """Remote inference: the learner's policy acts in the learner's step."""
 
     def __init__(self, client: PolicyClient) -> None:
@@ -67,25 +94,12 @@ class RemoteMode:
             raise
         return action
 
-    def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
-        self.request(
-            "log_action",
-            episode_id=episode_id,
-            observation=self.client.observation_message(observation),
-            action=self.client.action_array(action),
-        )
-
     def log_returns(self, episode_id: str, reward: float, info: dict | None) -> None:
         event = {"type": "log_returns", "episode_id": episode_id, "reward": float(reward)}
         self.rewards.append(dict(event, info=info))
 
-    def end_episode(self, episode_id: str, observation: Any, truncated: bool) -> None:
-        self.request(
-            "end_episode",
-            episode_id=episode_id,
-            observation=self.client.observation_message(observation),
-            truncated=bool(truncated),
-        )
+    def _send(self, kind: str, **fields: Any) -> Any:
+        return self.request(kind, **fields)
 
     def request(self, kind: str, **fields: Any) -> dict[str, Any]:
         """One request, after the rewards not sent yet (one write, one round trip)."""
@@ -103,7 +117,7 @@ class RemoteMode:
         return bool(self.rewards)
 
 
-class StepBatchMode:
+class StepBatchMode(_MessageMode):
     """Local inference whose calls the learner steps (``log_batch``)."""
 
     def __init__(self, client: PolicyClient) -> None:
@@ -122,25 +136,11 @@ class StepBatchMode:
         self._gather("log_action", episode_id=episode_id, observation=obs, action=action)
         return action
 
-    def log_action(self, episode_id: str, observation: Any, action: Any) -> None:
-        self._gather(
-            "log_action",
-            episode_id=episode_id,
-            observation=self.client.observation_message(observation),
-            action=self.client.action_array(action),
-        )
-
     def log_returns(self, episode_id: str, reward: float, info: dict | None) -> None:
         self._gather("log_returns", episode_id=episode_id, reward=float(reward), info=info)
 
-    def end_episode(self, episode_id: str, observation: Any, truncated: bool) -> None:
-        self._gather(
-            "end_episode",
-            episode_id=episode_id,
-            observation=self.client.observation_message(observation),
-            truncated=bool(truncated),
-        )
-        self.flush()
+    def _send(self, kind: str, **fields: Any) -> Any:
+        self._gather(kind, **fields)
 
     def _gather(self, kind: str, **fields: Any) -> None:
         self.events.append({"type": kind, **fields})

@@ -642,13 +642,8 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
     def call_at(self, indices: Any, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call the method ``name`` of the envs of ``indices`` only, each in its actor; one
         result each, in the order of ``indices`` (SB3's ``env_method(..., indices=...)``)."""
-        chosen = [int(i) for i in indices]
-        for i in chosen:
-            if not 0 <= i < self.num_envs:
-                raise IndexError(f"call_at: sub-env {i} of {self.num_envs} does not exist.")
+        local = hub.batching.split_indices(self._ranges, indices, self.num_envs)
         self._ready(f"call({name!r})")
-        ranges = self._ranges
-        local = [[i - a for i in chosen if a <= i < b] for a, b in ranges]
         refs = [
             actor.call_at.remote(rows, name, args, kwargs)
             for actor, rows in zip(self._actors, local)
@@ -660,11 +655,7 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
             if isinstance(cause, AttributeError):
                 raise AttributeError(f"Ray actor {error.worker}: {cause}") from None
             raise
-        found: dict[int, Any] = {}
-        for (a, _), rows, values in zip(ranges, local, results):
-            for row, value in zip(rows, values):
-                found[a + row] = value
-        return [found[i] for i in chosen]
+        return hub.batching.join_by_index(self._ranges, local, results, indices)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or "_actors" not in self.__dict__ or name in _NOT_FORWARDED:
