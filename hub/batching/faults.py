@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["truncate_rows", "LastData"]
+__all__ = ["truncate_rows", "LastData", "object_rows"]
 
 _FLAGS = (("done", True), ("truncated", True), ("terminated", False))
 
@@ -55,6 +55,19 @@ def truncate_rows(
             value[rows] = 0
         else:
             value[rows] = np.asarray(previous)[rows]
+
+
+def object_rows(last: Any, rows: int) -> np.ndarray:
+    """An object array of ``rows`` values (a non-tensor entry of a batch): a copy of ``last``
+    when it is one, else ``None`` everywhere.
+
+    Example:
+        >>> object_rows(None, 2).tolist(), object_rows(np.array(["a", "b"], object), 2).tolist()
+        ([None, None], ['a', 'b'])
+    """
+    if isinstance(last, np.ndarray) and last.dtype == object and last.shape[:1] == (rows,):
+        return last.copy()
+    return np.full(rows, None, dtype=object)
 
 
 class LastData:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +36,7 @@ from tensordict import TensorDict, TensorDictBase
 
 from hub.batching import signals as sig
 from hub.batching.batched import BatchedEnvBase, EnvFactory, check_timeout, join_specs
-from hub.batching.faults import LastData, truncate_rows
+from hub.batching.faults import LastData, object_rows, truncate_rows
 from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout, is_init_spec
 from hub.batching.parallel_async import FirstReadyMixin
 from hub.batching.pool import Answer, Pending, WorkerPool
@@ -599,11 +599,11 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
         answers = self._wait(job, self.timeout)
         restarted = self._raise_failures(answers, "step", restart=True)
         reset_by = [w for w, a in answers.items() if a.status == sig.DID_RESET]
-        out = self._read(self._next, job.workers)
+        out = self._read("next", job.workers, answers)
         self._in_flight = None
         first = None
         if reset_by:
-            first = self._read(self._reset_out, reset_by)
+            first = self._read("reset_out", reset_by, answers)
             self._step_rows_into(first, out, [w for w in job.workers if w not in reset_by])
         if restarted:
             rows = np.zeros(self.num_envs, dtype=bool)
@@ -642,7 +642,7 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
         pending = self._pool.send(workers, sig.RESET, "reset")
         answers = self._wait(_Job("reset", pending, workers), self.timeout)
         self._raise_failures(answers, "reset", restart=False)
-        return self._read(self._reset_out, workers)
+        return self._read("reset_out", workers, answers)
 
     # ---------------------------------------------------------------- the hooks: reset
     def _send_reset(self, rows: np.ndarray | None, kwargs: dict[str, Any]) -> _Job:
@@ -687,23 +687,55 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
         if failed:  # the rebuilt workers reset once more; a second failure raises
             retry = self._send_reset(job.rows, job.kwargs or {})
             retry.workers = failed
-            self._raise_failures(self._wait(retry, self.timeout), "reset", restart=False)
-        out = self._read(self._reset_out, job.workers)
+            answers = {**answers, **self._wait(retry, self.timeout)}
+            self._raise_failures(answers, "reset", restart=False)
+        out = self._read("reset_out", job.workers, answers)
         self._last.remember(out, job.rows)
         self._in_flight = None
         return out
 
     # ---------------------------------------------------------------- reading
-    def _read(self, leaves: list[Any], workers: list[int]) -> dict[Any, np.ndarray]:
-        """Copy a group out of shared memory into arrays this process owns (the buffers are
-        overwritten by the next call); the entries the first of ``workers`` wrote."""
+    def _read(
+        self, group: str, workers: list[int], answers: Mapping[int, Answer]
+    ) -> dict[Any, np.ndarray]:
+        """Copy a group (``"next"`` or ``"reset_out"``) out of shared memory into arrays this
+        process owns (the buffers are overwritten by the next call): the entries the first of
+        ``workers`` wrote, and the non-tensor entries that came with their ``answers``."""
+        leaves = self._next if group == "next" else self._reset_out
         flags = self._views.present_row(workers[0]) if workers else None
         data = {}
         for leaf, view in leaves:
             if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
                 continue
             data[leaf.key] = view.copy()
+        side = self._views.layout.side.get(group)
+        if side:
+            for key in side:
+                values = self._side_values(group, key, workers, answers)
+                if values is not None:
+                    data[key] = values
         return data
+
+    def _side_values(
+        self, group: str, key: Any, workers: list[int], answers: Mapping[int, Answer]
+    ) -> np.ndarray | None:
+        """One non-tensor entry of ``group`` as an object array with a value per sub-env: the
+        rows of ``workers`` from their answers, the others their last value (``None`` when
+        the entry came with no answer)."""
+        values = None
+        for w in workers:
+            answer = answers.get(w)
+            if answer is None or answer.failed or not answer.payload:
+                continue
+            got = answer.payload.get(group, {}).get(key)
+            if got is None:
+                continue
+            if values is None:
+                values = object_rows(self._last.data.get(key), self.num_envs)
+            first = self._bounds[w][0]
+            for i, value in enumerate(got):
+                values[first + i] = value
+        return values
 
     # ---------------------------------------------------------------- async use
     def step_send(self, tensordict: TensorDictBase) -> None:

@@ -51,6 +51,7 @@ class FirstReadyMixin:
     _book: FirstReady | None = None
     _async_pending: Pending | None = None
     _async_last: dict[Any, np.ndarray] | None = None  # each env's last observations
+    _async_entries: dict[int, Any] | None = None  # non-tensor entries of each worker's answer
 
     @property
     def is_async(self) -> bool:
@@ -136,6 +137,8 @@ class FirstReadyMixin:
         if self._async_pending is not None:
             self._async_pending.answers.pop(worker, None)
         if not answer.failed:
+            if self._views.layout.side:
+                self._async_entries = {**(self._async_entries or {}), worker: answer.payload}
             book.answered(worker)
             return
         first, stop = self._bounds[worker]
@@ -165,6 +168,13 @@ class FirstReadyMixin:
         send to them starts new episodes: a new worker restarts every env it holds)."""
         first, stop = self._bounds[worker]
         last = self._async_last or {}
+        side = self._views.layout.side.get("next", ())
+        if side:  # the entries that do not live in shared memory come from the last rows too
+            entries = {k: [None] * (stop - first) for k in side}
+            for key in side:
+                if key in last:
+                    entries[key] = last[key][first:stop].tolist()
+            self._async_entries = {**(self._async_entries or {}), worker: {"next": entries}}
         for leaf, view in self._next:
             rows = view[first:stop]
             key = leaf.key
@@ -183,6 +193,10 @@ class FirstReadyMixin:
         for leaf, view in self._next:
             if leaf.flag < 0 or present[leaf.flag]:
                 out[leaf.key] = view[ids]  # a copy: the buffers are written again
+        for key in self._views.layout.side.get("next", ()):
+            values = self._async_side_rows(key, workers)
+            if values is not None:
+                out[key] = values
         out["env_id"] = ids.astype(np.int64)
         last = self._async_last
         if last is None:
@@ -190,9 +204,25 @@ class FirstReadyMixin:
             last = self._async_last = {
                 leaf.key: np.zeros_like(view) for leaf, view in self._next if leaf.key not in skip
             }
+            for key in out.keys() - last.keys() - {"env_id", *skip}:
+                last[key] = np.full(self.num_envs, None, dtype=object)
         for key, rows in last.items():
             rows[ids] = out[key]
         return out
+
+    def _async_side_rows(self, key: Any, workers: list[int]) -> np.ndarray | None:
+        """A non-tensor entry of ``workers``' rows, from their answers (an object array)."""
+        entries = self._async_entries or {}
+        values: list[Any] = []
+        for w in workers:
+            got = ((entries.get(w) or {}).get("next") or {}).get(key)
+            if got is None:
+                return None
+            values.extend(got)
+        rows = np.empty(len(values), dtype=object)
+        for i, value in enumerate(values):
+            rows[i] = value
+        return rows
 
     # ---------------------------------------------------------------- refusals
     def _refuse_sync(self, what: str) -> None:

@@ -433,6 +433,9 @@ class WorkerPool:
             status = channel.read_status()
             if status in (sig.VALUE, sig.ERROR):
                 return Answer(status, channel.read_payload())
+            if status == sig.WITH_ENTRIES:  # the step's status, with its non-tensor entries
+                status, entries = channel.read_payload()
+                return Answer(status, entries)
         except (OSError, EOFError):
             status = b""
         if status == b"":

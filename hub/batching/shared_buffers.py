@@ -17,7 +17,10 @@ only that slice:
 * ``"reset_out"``: what a reset produces (observations, done flags, state);
 
 and one boolean ``"present"`` table (``[num_workers, n_flags]``) telling, per worker, which
-optional leaves of ``"next"`` and ``"reset_out"`` hold data this time.
+optional leaves of ``"next"`` and ``"reset_out"`` hold data this time. Non-tensor entries of
+``"next"`` and ``"reset_out"`` (MiniGrid's mission, a ``Text`` observation) cannot live in
+shared memory: the layout lists them apart (``side``) and each worker sends their values with
+its answer.
 
 Example:
     >>> from hub.specs import Unbounded
@@ -80,6 +83,7 @@ class BufferLayout:
     present_offset: int
     n_flags: int
     size: int
+    side: dict[str, tuple[NestedKey, ...]]  # per group, the non-tensor keys (sent with answers)
 
     @classmethod
     def from_groups(
@@ -91,18 +95,22 @@ class BufferLayout:
     ) -> BufferLayout:
         """Lay out one leaf per ``(key, spec)`` of each group (specs with the batch dims first)
         for workers owning the sub-env slices ``bounds``; leaves of the ``optional`` groups get
-        a column in the presence table.
+        a column in the presence table, and their non-tensor entries go to ``side``.
 
         Raises:
-            HubError: for a spec that cannot live in shared memory (non-tensor data or a dynamic
-                ``-1`` dimension), naming the key and the way out.
+            HubError: for a spec that cannot live in shared memory (non-tensor inputs or a
+                dynamic ``-1`` dimension), naming the key and the way out.
         """
         offset = 0
         flags = 0
         laid: dict[str, tuple[Leaf, ...]] = {}
+        side: dict[str, tuple[NestedKey, ...]] = {}
         for name, pairs in groups.items():
             leaves = []
             for key, spec in pairs:
+                if isinstance(spec, NonTensor) and name in optional:
+                    side[name] = (*side.get(name, ()), key)
+                    continue
                 _check_shareable(key, spec)
                 flag = -1
                 if name in optional:
@@ -115,7 +123,7 @@ class BufferLayout:
         n = len(bounds)
         size = _aligned(offset + n * max(flags, 1))
         return cls(
-            n, tuple(batch_shape), tuple(tuple(b) for b in bounds), laid, offset, flags, size
+            n, tuple(batch_shape), tuple(tuple(b) for b in bounds), laid, offset, flags, size, side
         )
 
 
@@ -126,8 +134,9 @@ def _aligned(n: int) -> int:
 def _check_shareable(key: Any, spec: Any) -> None:
     if isinstance(spec, NonTensor):
         raise HubError(
-            f"ParallelEnv cannot carry the non-tensor entry {key!r} through shared memory. "
-            "Use SerialEnv for this env, or encode the entry as a tensor in the env's specs."
+            f"ParallelEnv cannot carry the non-tensor input {key!r} (an action or a state) "
+            "to its workers: their inputs live in shared memory. Use SerialEnv for this env, "
+            "or encode the entry as a tensor in the env's specs."
         )
     if -1 in tuple(spec.shape):
         raise HubError(

@@ -67,6 +67,7 @@ __all__ = [
     "DID_RESET",
     "VALUE",
     "ERROR",
+    "WITH_ENTRIES",
 ]
 
 # commands (parent -> worker)
@@ -86,6 +87,9 @@ OK = b"k"
 DID_RESET = b"r"  # STEP_RESET: the worker also reset some sub-envs
 VALUE = b"v"  # a pickled value follows
 ERROR = b"e"  # a pickled (type name, message, traceback) follows
+# a step or reset that also gave entries shared memory cannot hold (strings, objects): a pickled
+# (status, {group: {key: one value per sub-env}}) follows, status being OK or DID_RESET
+WITH_ENTRIES = b"n"
 
 # every parent-side pipe end of every ParallelEnv, with the pid of the process that owns it: a
 # worker started with fork closes its parent's, so that only the parent holds them (a dead parent

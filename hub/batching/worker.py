@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from tensordict import is_tensor_collection
 
 from hub.batching import signals as sig
 from hub.batching.first_ready import RestartingBatch
@@ -215,6 +216,9 @@ class Worker:
         self._inputs: list[tuple[Any, np.ndarray]] = []
         self._rows: np.ndarray | None = None
         self._out: dict[str, list[tuple[Any, np.ndarray, int]]] = {}
+        self._side_keys: dict[str, tuple[Any, ...]] = {}  # non-tensor entries, per group
+        self._side: dict[str, dict[Any, list[Any]]] = {}  # their values, sent with the answer
+        self._rows_count = 0  # the sub-envs this worker holds
         self._present: np.ndarray | None = None
         self._known: list[bool | None] = []
         self._async: RestartingBatch | None = None  # first-ready async: built when first used
@@ -249,7 +253,11 @@ class Worker:
             op = read(cmd_fd, 1)
             if op == fused:  # the hot path: step_and_maybe_reset
                 try:
-                    write(ack_fd, step(True, False))
+                    answer = step(True, False)
+                    if type(answer) is bytes:
+                        write(ack_fd, answer)
+                    else:
+                        channel.reply_payload(*answer)
                     continue
                 except BrokenPipeError:
                     break  # the parent is gone
@@ -295,6 +303,12 @@ class Worker:
         present = self._present
         where = f"{type(self.env).__name__} output in worker {self.index}"
         leaves = self._out[group]
+        side = self._side_keys.get(group, ())
+        for key in side:
+            value = arrays.get(key)
+            if value is not None:
+                values = _per_row(value, self._rows_count, key, where)
+                self._side.setdefault(group, {})[key] = values
         for key, view, flag in leaves:
             value = arrays.get(key)
             if value is None:
@@ -308,8 +322,8 @@ class Worker:
             _copy_into(view, value, key, where)
             if flag >= 0 and known[flag] is not True:
                 present[flag] = known[flag] = True
-        if len(arrays) > len(leaves):
-            declared = {key for key, _, _ in leaves}
+        if len(arrays) > len(leaves) + len(side):
+            declared = {key for key, _, _ in leaves} | set(side)
             extra = [key for key in arrays if key not in declared]
             if extra:
                 raise SpecMismatchError(
@@ -324,38 +338,46 @@ class Worker:
             return None
         return self._rows.copy()
 
-    def step(self, then_reset: bool, partial: bool) -> bytes:
+    def step(self, then_reset: bool, partial: bool) -> Any:
         """One step of the worker's sub-envs (those of its ``"rows"`` flags with ``partial``);
         with ``then_reset``, the sub-envs whose episode ended are reset in the same pass."""
         inputs = self._inputs_now()
         rows = self._rows_now(partial)
         if not then_reset:
             self._write("next", self.env.step_arrays(inputs, rows))
-            return sig.OK
+            return self._answer(sig.OK)
         out, first = self.env.step_reset_arrays(inputs, rows)
         self._write("next", out)
         if first is None:
-            return sig.OK
+            return self._answer(sig.OK)
         self._write("reset_out", first)
-        return sig.DID_RESET
+        return self._answer(sig.DID_RESET)
 
-    def reset(self, partial: bool, kwargs: dict[str, Any]) -> bytes:
+    def reset(self, partial: bool, kwargs: dict[str, Any]) -> Any:
         self._inputs_now()
         self._write("reset_out", self.env.reset_arrays(self._rows_now(partial), **kwargs))
-        return sig.OK
+        return self._answer(sig.OK)
+
+    def _answer(self, status: bytes) -> Any:
+        """``status``, or with the non-tensor entries written since the last answer, the
+        ``(WITH_ENTRIES, (status, entries))`` reply that carries them."""
+        if not self._side:
+            return status
+        entries, self._side = self._side, {}
+        return sig.WITH_ENTRIES, (status, entries)
 
     # ---------------------------------------------------------------- first-ready async
-    def step_async(self) -> bytes:
+    def step_async(self) -> Any:
         """First-ready step: restart the sub-envs that ended, step the others; one row per
         sub-env into the ``"next"`` group (see :class:`~hub.batching.first_ready.RestartingBatch`)."""
         self._write("next", self._restarting().step(self._inputs_now()))
-        return sig.OK
+        return self._answer(sig.OK)
 
-    def reset_async(self) -> bytes:
+    def reset_async(self) -> Any:
         """First-ready reset of every sub-env, written as step rows (``"is_init"`` set)."""
         self._inputs_now()
         self._write("next", self._restarting().reset())
-        return sig.OK
+        return self._answer(sig.OK)
 
     def _restarting(self) -> RestartingBatch:
         if self._async is None:
@@ -374,6 +396,9 @@ class Worker:
             group: [(leaf.key, view, leaf.flag) for leaf, view in views.slice_leaves(group, index)]
             for group in ("next", "reset_out")
         }
+        self._side_keys = dict(views.layout.side)
+        start, stop = views.layout.bounds[index]
+        self._rows_count = stop - start
         self._present = views.present[index].numpy()
         self._known = [None] * views.layout.n_flags
 
@@ -410,6 +435,23 @@ class Worker:
         if operation == "ping":  # the parent re-syncs after an interrupted call
             return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")
+
+
+def _per_row(value: Any, rows: int, key: Any, where: str) -> list[Any]:
+    """A non-tensor entry's values as a list of one plain value per sub-env (what a hook gives:
+    a list, a numpy array of strings or objects, a tensordict's non-tensor stack, one value)."""
+    if is_tensor_collection(value):
+        value = value.tolist()
+    elif isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif not isinstance(value, (list, tuple)):
+        value = [value] * rows
+    values = list(value)
+    if len(values) != rows:
+        raise SpecMismatchError(
+            key, f"one value per sub-env ({rows})", f"{len(values)} values", where=where
+        )
+    return values
 
 
 def _copy_into(view: np.ndarray, value: Any, key: Any, where: str) -> None:

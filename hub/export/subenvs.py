@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hub.errors import HubError
+from hub.specs import NonTensor
 
 __all__ = ["SubEnvs", "backend_attr", "backend_env", "backend_observation_space"]
 
@@ -61,8 +62,8 @@ def backend_env(env: Any) -> Any:
 
 def backend_observation_space(env: Any) -> Any:
     """The gymnasium observation space of one sub-env of the backend under the hub env ``env``
-    (a vector env's ``single_observation_space``; the first sub-env's of a ``SerialEnv``), or
-    ``None`` (hub's own envs, sub-envs in other processes, gym's spaces).
+    (a vector env's ``single_observation_space``; the first sub-env's of a ``SerialEnv``, or
+    of a ``ParallelEnv``, read from its workers), or ``None`` (hub's own envs, gym's spaces).
 
     Example:
         >>> import hub
@@ -75,6 +76,14 @@ def backend_observation_space(env: Any) -> Any:
     inner = backend_env(env)
     if inner is None and len(getattr(env, "batch_size", ())):
         objects = SubEnvs(env).objects()
+        if objects is None and callable(getattr(env, "get_attr", None)):
+            if not _has_non_tensor(env):  # the space only serves non-tensor entries
+                return None
+            try:  # sub-envs in other processes (ParallelEnv): their backend's space
+                space = env.get_attr("observation_space")[0]
+            except (AttributeError, HubError):
+                return None
+            return space if isinstance(space, gymnasium.spaces.Space) else None
         inner = backend_env(objects[0]) if objects else None
     if inner is None:
         return None
@@ -82,6 +91,12 @@ def backend_observation_space(env: Any) -> Any:
     if space is None:
         space = getattr(inner, "observation_space", None)
     return space if isinstance(space, gymnasium.spaces.Space) else None
+
+
+def _has_non_tensor(env: Any) -> bool:
+    spec = env.full_observation_spec
+    keys = spec.keys(include_nested=True, leaves_only=True)
+    return any(isinstance(spec[k], NonTensor) for k in keys)
 
 
 def backend_attr(env: Any, name: str) -> Any:

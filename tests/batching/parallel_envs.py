@@ -61,12 +61,37 @@ class NanRewardEnv(CountingEnv):
         return out
 
 
-class NonTensorEnv(CountingEnv):
-    """Declares a non-tensor observation (which shared memory cannot carry)."""
+class NonTensorStateEnv(CountingEnv):
+    """Declares a non-tensor state entry (an input, which shared memory cannot carry)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.observation_spec["text"] = NonTensor(shape=())
+        self.state_spec = Composite(text=NonTensor(shape=self.batch_size), shape=self.batch_size)
+
+
+class WordEnv(CountingEnv):
+    """Counts, with a non-tensor observation ``"word"``: ``"<name>:<count>"`` (one string per
+    counter; the ``i``-th of a batch is named ``"<name><i>"``)."""
+
+    def __init__(self, name: str = "w", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.observation_spec["word"] = NonTensor(shape=self.batch_size, example_data="")
+
+    def _words(self, count: torch.Tensor) -> Any:
+        if not len(self.batch_size):
+            return f"{self.name}:{int(count)}"
+        return [f"{self.name}{i}:{c}" for i, c in enumerate(count.reshape(-1).tolist())]
+
+    def _reset_arrays(self, rows: Any = None, inputs: Any = None, **kwargs: Any) -> dict:
+        out = super()._reset_arrays(rows, inputs, **kwargs)
+        out["word"] = self._words(out["observation"])
+        return out
+
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict:
+        out = super()._step_arrays(inputs, rows)
+        out["word"] = self._words(out["observation"])
+        return out
 
 
 class BrokenEnv(CountingEnv):

@@ -11,7 +11,13 @@ from hub.batching import AsyncCallError
 from hub.envs.builtin import CountingEnv, MultiAgentCountingEnv, PendulumEnv
 from hub.errors import ClosedEnvError, HubError, SpecMismatchError, WorkerError
 
-from .parallel_envs import CartPoleEnv, FlakyEnv, NanRewardEnv, NonTensorEnv, WideObservationEnv
+from .parallel_envs import (
+    CartPoleEnv,
+    FlakyEnv,
+    NanRewardEnv,
+    NonTensorStateEnv,
+    WideObservationEnv,
+)
 
 
 def _pair(factory, kwargs=None, n=2, **options):
@@ -288,8 +294,8 @@ def test_checks_catch_non_finite_rewards_from_workers():
 
 
 def test_specs_shared_memory_cannot_hold_are_refused():
-    env = hub.ParallelEnv(2, NonTensorEnv)
-    with env, pytest.raises(HubError, match="non-tensor entry 'text'"):
+    env = hub.ParallelEnv(2, NonTensorStateEnv)
+    with env, pytest.raises(HubError, match="non-tensor input 'text'"):
         env.reset()
 
 

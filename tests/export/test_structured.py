@@ -51,38 +51,22 @@ def test_a_tuple_observation_stays_a_tuple_in_the_vector_export() -> None:
             np.testing.assert_array_equal(a, b)
 
 
-class TextEnv(gymnasium.Env):
-    """A ``Text`` mission beside a ``Box``; episodes of 2 to 4 steps, drawn at reset."""
-
-    def __init__(self) -> None:
-        self.observation_space = gymnasium.spaces.Dict(
-            {
-                "pos": gymnasium.spaces.Box(0, 10, (1,), np.float32),
-                "mission": gymnasium.spaces.Text(20, charset="go !0123456789"),
-            }
-        )
-        self.action_space = gymnasium.spaces.Discrete(2)
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        self.word = f"go {int(self.np_random.integers(100))}"
-        self.length = 2 + int(self.np_random.integers(3))
-        return {"pos": np.zeros(1, np.float32), "mission": self.word}, {}
-
-    def step(self, action):
-        self.t += 1
-        obs = {"pos": np.array([self.t], np.float32), "mission": self.word + "!" * self.t}
-        return obs, 1.0, self.t >= self.length, False, {}
-
-
 @pytest.fixture(scope="module")
 def text_env_id():
-    from gymnasium.envs.registration import register, registry
+    from tests.export.text_env import ENV_ID
 
-    register("HubTestText-v0", entry_point=TextEnv)
-    yield "HubTestText-v0"
-    registry.pop("HubTestText-v0", None)
+    return ENV_ID
+
+
+def text_batch(env_id: str, batching: str) -> hub.EnvBase:
+    """Two sub-envs of ``env_id`` batched by ``batching``, seeded with 0."""
+    if batching == "parallel":  # the workers import the module that registers the id
+        from tests.export.text_env import make_text
+
+        env = hub.ParallelEnv(2, make_text)
+        env.set_seed(0)
+        return env
+    return hub.make_env(f"gymnasium:{env_id}", num_envs=2, batching=batching, seed=0)
 
 
 def test_text_observations_through_native_partial_resets(text_env_id) -> None:
@@ -117,10 +101,11 @@ def test_text_observations_through_native_partial_resets(text_env_id) -> None:
     assert partial > 0
 
 
-@pytest.mark.parametrize("batching", ["native", "serial"])
+@pytest.mark.parametrize("batching", ["native", "serial", "parallel"])
 def test_text_observations_through_batches_and_rollouts(text_env_id, batching: str) -> None:
-    env = hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, batching=batching, seed=0)
+    env = text_batch(text_env_id, batching)
     data = env.rollout(12, break_when_any_done=False)
+    env.close()
     first = data.get("mission").tolist()
     last = data.get(("next", "mission")).tolist()
     done = data.get(("next", "done")).reshape(2, 12).tolist()
@@ -153,13 +138,13 @@ def test_a_text_observation_exports_with_the_backend_text_space(text_env_id) -> 
             have, _ = genv.reset()
 
 
-@pytest.mark.parametrize("batching", ["native", "serial"])
+@pytest.mark.parametrize("batching", ["native", "serial", "parallel"])
 def test_a_text_observation_exports_as_a_tuple_of_strings_from_a_batch(
     text_env_id, batching: str
 ) -> None:
     """As gymnasium's ``SyncVectorEnv`` (next-step autoreset) gives them, step for step."""
     raw = gymnasium.vector.SyncVectorEnv([lambda: gymnasium.make(text_env_id)] * 2)
-    venv = hub.to_gymnasium(hub.make_env(f"gymnasium:{text_env_id}", num_envs=2, batching=batching))
+    venv = hub.to_gymnasium(text_batch(text_env_id, batching))
     assert venv.single_observation_space == raw.single_observation_space
     assert venv.observation_space == raw.observation_space
     want, _ = raw.reset(seed=5)
@@ -170,6 +155,7 @@ def test_a_text_observation_exports_as_a_tuple_of_strings_from_a_batch(
         np.testing.assert_array_equal(have["pos"], want["pos"])
         want, *_ = raw.step(np.zeros(2, dtype=np.int64))
         have, *_ = venv.step(np.zeros(2, dtype=np.int64))
+    venv.close()
 
 
 def test_a_string_entry_with_no_backend_space_exports_as_printable_text() -> None:

@@ -35,12 +35,6 @@ ALL_CHECKS = (
 
 #: (suite, check) -> why that check does not pass there yet
 NOT_YET = {
-    (
-        "MiniGrid",
-        "parallel",
-    ): "ParallelEnv's shared memory holds tensors, and the mission is a string",
-    ("MiniGrid", "partial_reset"): "a partial reset of a gymnasium vector env keeps one mission "
-    "for every sub-env",
     **{
         ("Metaworld", check): "its observations leave its own observation space (the bounds "
         "check of check_env_specs fails at the first step)"
