@@ -13,7 +13,9 @@ from hub.batching.row_access import (
     rows_call,
     rows_call_at,
     rows_get_attr,
+    rows_get_attr_at,
     rows_set_attr,
+    rows_set_attr_at,
     split_indices,
 )
 from hub.batching.serial import SerialEnv
@@ -33,6 +35,8 @@ __all__ = [
     "join_specs",
     "rows_call",
     "rows_call_at",
+    "rows_get_attr_at",
+    "rows_set_attr_at",
     "rows_get_attr",
     "rows_set_attr",
     "split_indices",

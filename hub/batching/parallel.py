@@ -928,6 +928,51 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             "setattr", lambda w: (name, per_env[bounds[w][0] : bounds[w][1]]), f"set_attr({name!r})"
         )
 
+    def get_attr_at(self, indices: Sequence[int], name: str) -> list[Any]:
+        """The attribute ``name`` of the sub-envs of ``indices`` only, in that order (the
+        others are not read, and need not have it).
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(3, CountingEnv, [{"max_steps": k} for k in (3, 4, 5)])
+            >>> env.get_attr_at([2, 0], "max_steps")
+            [5, 3]
+            >>> env.close()
+        """
+        local = split_indices(self._bounds, indices, self.num_envs)
+        results = self._control(
+            "getattr_at", lambda w: (local[w], name), f"get_attr({name!r}, indices=...)"
+        )
+        return join_by_index(self._bounds, local, results, indices)
+
+    def set_attr_at(self, indices: Sequence[int], name: str, values: Sequence[Any]) -> None:
+        """Set the attribute ``name`` of the sub-envs of ``indices`` only, one value each (the
+        others keep theirs, or stay without it), as SB3's ``set_attr(..., indices=...)``.
+
+        Example:
+            >>> import hub
+            >>> from hub.envs.builtin import CountingEnv
+            >>> env = hub.ParallelEnv(3, CountingEnv)
+            >>> env.set_attr_at([1], "tag", ["b"])
+            >>> env.get_attr_at([1], "tag")
+            ['b']
+            >>> env.close()
+        """
+        values = list(values)
+        if len(values) != len(indices):
+            raise ValueError(
+                f"set_attr_at({name!r}) got {len(values)} values for {len(indices)} sub-envs."
+            )
+        local = split_indices(self._bounds, indices, self.num_envs)
+        by_env = {int(i): v for i, v in zip(indices, values)}
+        bounds = self._bounds
+
+        def payload(w: int) -> tuple[list[int], str, list[Any]]:
+            return local[w], name, [by_env[bounds[w][0] + row] for row in local[w]]
+
+        self._control("setattr_at", payload, f"set_attr({name!r}, indices=...)")
+
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""
         results = self._control("call", (name, args, kwargs), f"call({name!r})")

@@ -1,8 +1,8 @@
 """Attributes and methods of the sub-envs of one batch, whatever holds them: a ``SerialEnv``
 (one object per sub-env), an env that wraps a vector env with its own ``get_attr``/``call``,
 or a natively batched hub env (one object for all its sub-envs). ``ParallelEnv`` workers and
-Ray actors answer ``get_attr``/``set_attr``/``call``/``call_at`` through these functions, so
-both give one value per sub-env.
+Ray actors answer ``get_attr``/``set_attr``/``call`` and their ``*_at`` forms (some sub-envs
+only) through these functions, so both give one value per sub-env.
 
 Example:
     >>> import hub
@@ -23,6 +23,8 @@ __all__ = [
     "rows_set_attr",
     "rows_call",
     "rows_call_at",
+    "rows_get_attr_at",
+    "rows_set_attr_at",
     "split_indices",
     "join_by_index",
 ]
@@ -106,6 +108,61 @@ def rows_call_at(
         f"{_rows(env)} sub-envs natively as one object. Call it on every sub-env, or batch with "
         "one sub-env per worker (envs_per_worker=1; envs_per_actor=1 on Ray)."
     )
+
+
+def _objects(env: EnvBase) -> list[Any] | None:
+    """The sub-env objects of a ``SerialEnv`` (its ``envs``), else ``None``."""
+    envs = getattr(type(env), "envs", None)
+    return list(env.envs) if isinstance(envs, property) else None
+
+
+def _some_rows(env: EnvBase, what: str) -> HubError:
+    return HubError(
+        f"{what} on some sub-envs of {type(env).__name__} only: it batches its {_rows(env)} "
+        "sub-envs natively as one object. Use every sub-env, or batch with one sub-env per "
+        "worker (envs_per_worker=1; envs_per_actor=1 on Ray)."
+    )
+
+
+def rows_get_attr_at(env: EnvBase, rows: list[int], name: str) -> list[Any]:
+    """The attribute ``name`` of the sub-envs ``rows`` (indices in the worker's env) only: the
+    others are not read, and need not have it.
+
+    Example:
+        >>> import hub
+        >>> env = hub.make_env("hub:Counting", num_envs=2, batching="serial")
+        >>> env.envs[1].tag = "b"
+        >>> rows_get_attr_at(env, [1], "tag")
+        ['b']
+    """
+    if not rows:
+        return []
+    objects = _objects(env)
+    if objects is not None:
+        return [getattr(objects[i], name) for i in rows]
+    if sorted(rows) == list(range(_rows(env))):
+        values = rows_get_attr(env, name)
+        return [values[i] for i in rows]
+    raise _some_rows(env, f"reading {name!r}")
+
+
+def rows_set_attr_at(env: EnvBase, rows: list[int], name: str, values: list[Any]) -> None:
+    """Set the attribute ``name`` of the sub-envs ``rows`` only (one value each); the others
+    keep theirs, or stay without it."""
+    if not rows:
+        return
+    objects = _objects(env)
+    if objects is not None:
+        for i, value in zip(rows, values):
+            setattr(objects[i], name, value)
+        return
+    if sorted(rows) == list(range(_rows(env))):
+        ordered = [None] * len(rows)
+        for i, value in zip(rows, values):
+            ordered[i] = value
+        rows_set_attr(env, name, ordered)
+        return
+    raise _some_rows(env, f"setting {name!r}")
 
 
 def split_indices(

@@ -32,7 +32,14 @@ from tensordict import is_tensor_collection
 from hub.batching import signals as sig
 from hub.batching.first_ready import RestartingBatch
 from hub.batching.fork_safety import freeze_inherited
-from hub.batching.row_access import rows_call, rows_call_at, rows_get_attr, rows_set_attr
+from hub.batching.row_access import (
+    rows_call,
+    rows_call_at,
+    rows_get_attr,
+    rows_get_attr_at,
+    rows_set_attr,
+    rows_set_attr_at,
+)
 from hub.batching.serial import SerialEnv
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
 from hub.envs.base import EnvBase
@@ -422,9 +429,22 @@ class Worker:
                 for value in values
             ]
             return sig.VALUE, values
+        if operation == "getattr_at":
+            rows, name = payload
+            values = rows_get_attr_at(env, rows, name)
+            return sig.VALUE, [
+                RemoteMethod(name, self.index)
+                if callable(value) and not isinstance(value, type)
+                else value
+                for value in values
+            ]
         if operation == "setattr":
             name, values = payload
             rows_set_attr(env, name, values)
+            return sig.OK
+        if operation == "setattr_at":
+            rows, name, values = payload
+            rows_set_attr_at(env, rows, name, values)
             return sig.OK
         if operation == "call":
             name, args, kwargs = payload

@@ -642,5 +642,10 @@ def _non_tensor(value: Any, batch: torch.Size) -> Any:
         return value
     if not len(batch):
         return NonTensorData(data=value, batch_size=batch)
-    values = list(value) if isinstance(value, (list, tuple, np.ndarray)) else [value] * batch[0]
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        values = value.tolist()  # plain values (str, not numpy's str_), as one env gives them
+    elif isinstance(value, (list, tuple, np.ndarray)):
+        values = list(value)
+    else:
+        values = [value] * batch[0]
     return NonTensorStack(*(NonTensorData(data=v, batch_size=batch[1:]) for v in values))

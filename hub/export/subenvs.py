@@ -200,6 +200,9 @@ class SubEnvs:
         objects = self._objects()
         if objects is not None:
             return [_read(objects[i], name) for i in chosen]
+        get_attr_at = getattr(self.env, "get_attr_at", None)  # ParallelEnv, RayEnv
+        if callable(get_attr_at) and chosen != list(range(self.num_envs)):
+            return list(get_attr_at(chosen, name))
         values = list(self._batched("get_attr")(name))
         return [values[i] for i in chosen]
 
@@ -220,6 +223,10 @@ class SubEnvs:
         if objects is not None:
             for i, value in zip(chosen, values):
                 _write(objects[i], name, value)
+            return
+        set_attr_at = getattr(self.env, "set_attr_at", None)  # ParallelEnv, RayEnv
+        if callable(set_attr_at) and sorted(chosen) != list(range(self.num_envs)):
+            set_attr_at(chosen, name, list(values))
             return
         if sorted(chosen) == list(range(self.num_envs)):
             per_env = [None] * self.num_envs

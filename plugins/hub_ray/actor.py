@@ -111,8 +111,17 @@ class EnvActor:
         values = hub.batching.rows_get_attr(self.env, name)
         return [METHOD if callable(value) else value for value in values]
 
+    def get_attr_at(self, rows: list[int], name: str) -> list[Any]:
+        """The attribute of the sub-envs ``rows`` (this actor's indices) only."""
+        values = hub.batching.rows_get_attr_at(self.env, rows, name)
+        return [METHOD if callable(value) else value for value in values]
+
     def set_attr(self, name: str, values: list[Any]) -> None:
         hub.batching.rows_set_attr(self.env, name, values)
+
+    def set_attr_at(self, rows: list[int], name: str, values: list[Any]) -> None:
+        """Set the attribute of the sub-envs ``rows`` only, one value each."""
+        hub.batching.rows_set_attr_at(self.env, rows, name, values)
 
     def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         return hub.batching.rows_call(self.env, name, args, kwargs)

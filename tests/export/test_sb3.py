@@ -130,6 +130,25 @@ def test_indices_on_hub_batches() -> None:
         parallel.close()
 
 
+@pytest.mark.parametrize("num_workers", [3, 1])
+def test_set_attr_and_get_attr_with_indices_on_parallel_workers(num_workers: int) -> None:
+    """A new attribute on some sub-envs only, as ``DummyVecEnv``: the others are not read
+    and stay without it, in workers of one sub-env and of several."""
+    from hub.envs.builtin import CountingEnv
+
+    venv = hub.to_sb3(hub.ParallelEnv(3, CountingEnv, num_workers=num_workers))
+    try:
+        venv.set_attr("x", 7, indices=[2])
+        assert venv.get_attr("x", indices=[2]) == [7]
+        with pytest.raises(AttributeError, match="x"):
+            venv.get_attr("x", indices=[0])
+        venv.set_attr("x", 5, indices=[0, 1])
+        assert venv.get_attr("x") == [5, 5, 7]
+        assert venv.get_attr("max_steps", indices=[2, 0]) == [10, 10]
+    finally:
+        venv.close()
+
+
 def test_env_method_with_indices_on_parallel_gymnasium_workers() -> None:
     """Workers that each hold a gymnasium ``SyncVectorEnv`` of several sub-envs call the
     method on the sub-envs of ``indices`` only, as ``DummyVecEnv``."""

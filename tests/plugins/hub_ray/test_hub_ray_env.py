@@ -256,3 +256,37 @@ def test_cli_lists_the_plugin_and_rolls_out_with_batching_ray():
     assert result.exit_code == 0, (result.output, result.exception)
     summary = json.loads(result.stdout)
     assert summary["num_envs"] == 8 and summary["env_steps"] >= 50
+
+
+@pytest.mark.parametrize("envs_per_actor", [1, 2])
+def test_text_observations_equal_serial_and_stay_strings(envs_per_actor: int):
+    from tests.export.text_env import make_text
+
+    want = hub.SerialEnv(4, make_text)
+    want.set_seed(0)
+    want = want.rollout(6, break_when_any_done=False)
+    env = RayEnv(make_text, 4, envs_per_actor=envs_per_actor, actor_options={"num_cpus": 0})
+    try:
+        env.set_seed(0)
+        have = env.rollout(6, break_when_any_done=False)
+    finally:
+        env.close()
+    for key in ("mission", ("next", "mission")):
+        assert have.get(key).tolist() == want.get(key).tolist(), key
+        assert {type(v) for row in have.get(key).tolist() for v in row} == {str}
+
+
+def test_attributes_of_some_envs_only_through_sb3():
+    from hub.envs.builtin import CountingEnv
+
+    venv = hub.to_sb3(RayEnv(CountingEnv, 3, envs_per_actor=2, actor_options={"num_cpus": 0}))
+    try:
+        venv.set_attr("x", 7, indices=[1])  # in the first actor, beside env 0
+        assert venv.get_attr("x", indices=[1]) == [7]
+        with pytest.raises(AttributeError, match="x"):
+            venv.get_attr("x", indices=[0])
+        venv.set_attr("x", 5, indices=[2, 0])
+        assert venv.get_attr("x") == [5, 7, 5]
+        assert venv.env_method("__getattribute__", "x", indices=[2, 1]) == [5, 7]
+    finally:
+        venv.close()
