@@ -269,6 +269,7 @@ class Worker:
                 except BrokenPipeError:
                     break  # the parent is gone
                 except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
+                    self._side = {}  # what a failed step wrote is not sent with the next answer
                     channel.reply_payload(sig.ERROR, error_info(exc))
                     continue
             if op in (b"", sig.CLOSE):
@@ -283,6 +284,7 @@ class Worker:
             except BrokenPipeError:
                 break  # the parent is gone
             except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
+                self._side = {}
                 channel.reply_payload(sig.ERROR, error_info(exc))
         self._close(answer=False)
 
@@ -329,7 +331,7 @@ class Worker:
             _copy_into(view, value, key, where)
             if flag >= 0 and known[flag] is not True:
                 present[flag] = known[flag] = True
-        if len(arrays) > len(leaves) + len(side):
+        if len(arrays) > len(leaves):
             declared = {key for key, _, _ in leaves} | set(side)
             extra = [key for key in arrays if key not in declared]
             if extra:

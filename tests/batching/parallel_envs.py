@@ -206,3 +206,18 @@ class SleepyBuildEnv(CountingEnv):
     def __init__(self, **kwargs: Any) -> None:
         time.sleep(5.0)
         super().__init__(**kwargs)
+
+
+class FlakyWordEnv(WordEnv):
+    """A :class:`WordEnv` whose step ``fail_at`` raises ``ValueError("boom")``."""
+
+    def __init__(self, fail_at: int = 2, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fail_at = fail_at
+        self.steps = 0
+
+    def _step_arrays(self, inputs: Any, rows: Any = None) -> dict:
+        self.steps += 1
+        if self.steps == self.fail_at:
+            raise ValueError("boom")
+        return super()._step_arrays(inputs, rows)

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 import hub
-from hub.batching import ParallelEnv, SerialEnv
+from hub.batching import ParallelEnv, SerialEnv, WorkerRestartWarning
 from hub.batching.shared_buffers import BufferLayout
 from hub.specs import NonTensor, Unbounded
-from tests.batching.parallel_envs import WordEnv
+from tests.batching.parallel_envs import FlakyWordEnv, WordEnv
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -79,3 +79,19 @@ def test_first_ready_rows_come_with_their_words(envs_per_worker: int):
             env.step_send(env.rand_action(td))
             td = env.step_fetch(timeout=30)
         assert seen == 24
+
+
+def test_a_rebuilt_worker_repeats_its_last_words_truncated_then_starts_anew():
+    envs = [
+        functools.partial(WordEnv, name="e0", max_steps=5),
+        functools.partial(FlakyWordEnv, name="e1", max_steps=5, fail_at=2),
+    ]
+    with ParallelEnv(2, envs, restart_failed=True) as env:
+        td = env.reset()
+        data, td = env.step_and_maybe_reset(env.rand_action(td))
+        assert data.get(("next", "word")).tolist() == ["e0:1", "e1:1"]
+        with pytest.warns(WorkerRestartWarning):
+            data, td = env.step_and_maybe_reset(env.rand_action(td))
+        assert data.get(("next", "word")).tolist() == ["e0:2", "e1:1"]  # the last word kept
+        assert data["next", "truncated"].reshape(-1).tolist() == [False, True]
+        assert td.get("word").tolist() == ["e0:2", "e1:0"]  # the rebuilt env starts anew
