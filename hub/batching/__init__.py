@@ -17,6 +17,7 @@ from hub.batching.row_access import (
     rows_set_attr,
     rows_set_attr_at,
     split_indices,
+    split_values,
 )
 from hub.batching.serial import SerialEnv
 from hub.envs.stacking import split_inputs, stack_like
@@ -40,6 +41,7 @@ __all__ = [
     "rows_get_attr",
     "rows_set_attr",
     "split_indices",
+    "split_values",
     "split_inputs",
     "stack_like",
     "truncate_rows",

@@ -40,7 +40,7 @@ from hub.batching.faults import LastData, object_rows, truncate_rows
 from hub.batching.first_ready import AsyncCallError, FirstReady, async_layout, is_init_spec
 from hub.batching.parallel_async import FirstReadyMixin
 from hub.batching.pool import Answer, Pending, WorkerPool
-from hub.batching.row_access import join_by_index, split_indices
+from hub.batching.row_access import join_by_index, split_indices, split_values
 from hub.batching.shared_buffers import BufferLayout, SharedViews
 from hub.batching.worker import WorkerEnvs
 from hub.envs.seeding import derived_seed
@@ -708,12 +708,10 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             if flags is not None and leaf.flag >= 0 and not flags[leaf.flag]:
                 continue
             data[leaf.key] = view.copy()
-        side = self._views.layout.side.get(group)
-        if side:
-            for key in side:
-                values = self._side_values(group, key, workers, answers)
-                if values is not None:
-                    data[key] = values
+        for key in self._views.layout.side.get(group, ()):
+            values = self._side_values(group, key, workers, answers)
+            if values is not None:
+                data[key] = values
         return data
 
     def _side_values(
@@ -959,19 +957,11 @@ class ParallelEnv(FirstReadyMixin, BatchedEnvBase):
             ['b']
             >>> env.close()
         """
-        values = list(values)
-        if len(values) != len(indices):
-            raise ValueError(
-                f"set_attr_at({name!r}) got {len(values)} values for {len(indices)} sub-envs."
-            )
         local = split_indices(self._bounds, indices, self.num_envs)
-        by_env = {int(i): v for i, v in zip(indices, values)}
-        bounds = self._bounds
-
-        def payload(w: int) -> tuple[list[int], str, list[Any]]:
-            return local[w], name, [by_env[bounds[w][0] + row] for row in local[w]]
-
-        self._control("setattr_at", payload, f"set_attr({name!r}, indices=...)")
+        per_worker = split_values(self._bounds, local, indices, list(values))
+        self._control(
+            "setattr_at", lambda w: (local[w], name, per_worker[w]), f"set_attr({name!r}, ...)"
+        )
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call the method ``name`` of every sub-env with the same arguments; one result each."""

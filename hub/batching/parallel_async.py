@@ -138,7 +138,7 @@ class FirstReadyMixin:
             self._async_pending.answers.pop(worker, None)
         if not answer.failed:
             if self._views.layout.side:
-                self._async_entries = {**(self._async_entries or {}), worker: answer.payload}
+                self._keep_entries(worker, answer.payload)
             book.answered(worker)
             return
         first, stop = self._bounds[worker]
@@ -170,11 +170,9 @@ class FirstReadyMixin:
         last = self._async_last or {}
         side = self._views.layout.side.get("next", ())
         if side:  # the entries that do not live in shared memory come from the last rows too
-            entries = {k: [None] * (stop - first) for k in side}
-            for key in side:
-                if key in last:
-                    entries[key] = last[key][first:stop].tolist()
-            self._async_entries = {**(self._async_entries or {}), worker: {"next": entries}}
+            none = [None] * (stop - first)
+            entries = {k: last[k][first:stop].tolist() if k in last else none for k in side}
+            self._keep_entries(worker, {"next": entries})
         for leaf, view in self._next:
             rows = view[first:stop]
             key = leaf.key
@@ -209,6 +207,12 @@ class FirstReadyMixin:
         for key, rows in last.items():
             rows[ids] = out[key]
         return out
+
+    def _keep_entries(self, worker: int, entries: Any) -> None:
+        """Keep the non-tensor entries of ``worker``'s answer until its rows are fetched."""
+        if self._async_entries is None:
+            self._async_entries = {}
+        self._async_entries[worker] = entries
 
     def _async_side_rows(self, key: Any, workers: list[int]) -> np.ndarray | None:
         """A non-tensor entry of ``workers``' rows, from their answers (an object array)."""

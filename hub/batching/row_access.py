@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hub.batching.serial import SerialEnv
 from hub.envs.base import EnvBase
 from hub.errors import HubError
 
@@ -26,6 +27,7 @@ __all__ = [
     "rows_get_attr_at",
     "rows_set_attr_at",
     "split_indices",
+    "split_values",
     "join_by_index",
 ]
 
@@ -103,20 +105,11 @@ def rows_call_at(
     if sorted(rows) == list(range(_rows(env))):
         results = rows_call(env, name, args, kwargs)
         return [results[i] for i in rows]
-    raise HubError(
-        f"calling {name!r} on some sub-envs of {type(env).__name__} only: it batches its "
-        f"{_rows(env)} sub-envs natively as one object. Call it on every sub-env, or batch with "
-        "one sub-env per worker (envs_per_worker=1; envs_per_actor=1 on Ray)."
-    )
-
-
-def _objects(env: EnvBase) -> list[Any] | None:
-    """The sub-env objects of a ``SerialEnv`` (its ``envs``), else ``None``."""
-    envs = getattr(type(env), "envs", None)
-    return list(env.envs) if isinstance(envs, property) else None
+    raise _some_rows(env, f"calling {name!r}")
 
 
 def _some_rows(env: EnvBase, what: str) -> HubError:
+    """The error for a per-sub-env access to some of the sub-envs of one native object."""
     return HubError(
         f"{what} on some sub-envs of {type(env).__name__} only: it batches its {_rows(env)} "
         "sub-envs natively as one object. Use every sub-env, or batch with one sub-env per "
@@ -137,9 +130,8 @@ def rows_get_attr_at(env: EnvBase, rows: list[int], name: str) -> list[Any]:
     """
     if not rows:
         return []
-    objects = _objects(env)
-    if objects is not None:
-        return [getattr(objects[i], name) for i in rows]
+    if isinstance(env, SerialEnv):
+        return [getattr(env.envs[i], name) for i in rows]
     if sorted(rows) == list(range(_rows(env))):
         values = rows_get_attr(env, name)
         return [values[i] for i in rows]
@@ -151,10 +143,9 @@ def rows_set_attr_at(env: EnvBase, rows: list[int], name: str, values: list[Any]
     keep theirs, or stay without it."""
     if not rows:
         return
-    objects = _objects(env)
-    if objects is not None:
+    if isinstance(env, SerialEnv):
         for i, value in zip(rows, values):
-            setattr(objects[i], name, value)
+            setattr(env.envs[i], name, value)
         return
     if sorted(rows) == list(range(_rows(env))):
         ordered = [None] * len(rows)
@@ -180,6 +171,25 @@ def split_indices(
         if not 0 <= i < num_envs:
             raise IndexError(f"call_at: sub-env {i} of {num_envs} does not exist.")
     return [[i - a for i in chosen if a <= i < b] for a, b in bounds]
+
+
+def split_values(
+    bounds: list[tuple[int, int]],
+    local: list[list[int]],
+    indices: Sequence[int],
+    values: Sequence[Any],
+) -> list[list[Any]]:
+    """``values`` (one per index of ``indices``) as each worker's list, in the order of its
+    ``local`` rows (see :func:`split_indices`), for a ``set_attr_at`` that reaches the workers.
+
+    Example:
+        >>> split_values([(0, 2), (2, 4)], [[0], [1]], [3, 0], ["d", "a"])
+        [['a'], ['d']]
+    """
+    if len(values) != len(indices):
+        raise ValueError(f"got {len(values)} values for {len(indices)} sub-envs: give one each.")
+    by_env = {int(i): value for i, value in zip(indices, values)}
+    return [[by_env[first + row] for row in rows] for (first, _), rows in zip(bounds, local)]
 
 
 def join_by_index(

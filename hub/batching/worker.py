@@ -29,17 +29,10 @@ import numpy as np
 import torch
 from tensordict import is_tensor_collection
 
+from hub.batching import row_access
 from hub.batching import signals as sig
 from hub.batching.first_ready import RestartingBatch
 from hub.batching.fork_safety import freeze_inherited
-from hub.batching.row_access import (
-    rows_call,
-    rows_call_at,
-    rows_get_attr,
-    rows_get_attr_at,
-    rows_set_attr,
-    rows_set_attr_at,
-)
 from hub.batching.serial import SerialEnv
 from hub.batching.shared_buffers import FdHandle, SharedBuffers, SharedViews
 from hub.envs.base import EnvBase
@@ -411,6 +404,16 @@ class Worker:
         self._present = views.present[index].numpy()
         self._known = [None] * views.layout.n_flags
 
+    def _placeholders(self, name: str, values: list[Any]) -> list[Any]:
+        """``values`` with the methods among them replaced by :class:`RemoteMethod`s (they
+        cannot leave this process)."""
+        return [
+            RemoteMethod(name, self.index)
+            if callable(value) and not isinstance(value, type)
+            else value
+            for value in values
+        ]
+
     def control(self) -> Any:
         operation, payload = self.channel.recv_control()
         env = self.env
@@ -423,37 +426,24 @@ class Worker:
         if operation == "seed":
             return sig.VALUE, env.set_seed(payload)
         if operation == "getattr":
-            values = rows_get_attr(env, payload)
-            values = [
-                RemoteMethod(payload, self.index)
-                if callable(value) and not isinstance(value, type)
-                else value
-                for value in values
-            ]
-            return sig.VALUE, values
+            return sig.VALUE, self._placeholders(payload, row_access.rows_get_attr(env, payload))
         if operation == "getattr_at":
             rows, name = payload
-            values = rows_get_attr_at(env, rows, name)
-            return sig.VALUE, [
-                RemoteMethod(name, self.index)
-                if callable(value) and not isinstance(value, type)
-                else value
-                for value in values
-            ]
+            return sig.VALUE, self._placeholders(name, row_access.rows_get_attr_at(env, rows, name))
         if operation == "setattr":
             name, values = payload
-            rows_set_attr(env, name, values)
+            row_access.rows_set_attr(env, name, values)
             return sig.OK
         if operation == "setattr_at":
             rows, name, values = payload
-            rows_set_attr_at(env, rows, name, values)
+            row_access.rows_set_attr_at(env, rows, name, values)
             return sig.OK
         if operation == "call":
             name, args, kwargs = payload
-            return sig.VALUE, rows_call(env, name, args, kwargs)
+            return sig.VALUE, row_access.rows_call(env, name, args, kwargs)
         if operation == "call_at":
             rows, name, args, kwargs = payload
-            return sig.VALUE, rows_call_at(env, rows, name, args, kwargs)
+            return sig.VALUE, row_access.rows_call_at(env, rows, name, args, kwargs)
         if operation == "ping":  # the parent re-syncs after an interrupted call
             return sig.VALUE, payload
         raise HubError(f"unknown control operation {operation!r} (a ParallelEnv bug).")
@@ -462,9 +452,7 @@ class Worker:
 def _per_row(value: Any, rows: int, key: Any, where: str) -> list[Any]:
     """A non-tensor entry's values as a list of one plain value per sub-env (what a hook gives:
     a list, a numpy array of strings or objects, a tensordict's non-tensor stack, one value)."""
-    if is_tensor_collection(value):
-        value = value.tolist()
-    elif isinstance(value, np.ndarray):
+    if is_tensor_collection(value) or isinstance(value, np.ndarray):
         value = value.tolist()
     elif not isinstance(value, (list, tuple)):
         value = [value] * rows

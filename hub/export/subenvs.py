@@ -76,11 +76,11 @@ def backend_observation_space(env: Any) -> Any:
     inner = backend_env(env)
     if inner is None and len(getattr(env, "batch_size", ())):
         objects = SubEnvs(env).objects()
-        if objects is None and callable(getattr(env, "get_attr", None)):
+        if objects is None and callable(getattr(env, "get_attr_at", None)):
             if not _has_non_tensor(env):  # the space only serves non-tensor entries
                 return None
-            try:  # sub-envs in other processes (ParallelEnv): their backend's space
-                space = env.get_attr("observation_space")[0]
+            try:  # sub-envs in other processes (ParallelEnv, RayEnv): the first one's space
+                space = env.get_attr_at([0], "observation_space")[0]
             except (AttributeError, HubError):
                 return None
             return space if isinstance(space, gymnasium.spaces.Space) else None

@@ -603,12 +603,18 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
 
     def _control(self, method: str, what: str, *args: Any) -> list[Any]:
         self._ready(what)
-        refs = [getattr(actor, method).remote(*args) for actor in self._actors]
+        return self._results_of(
+            [getattr(actor, method).remote(*args) for actor in self._actors], what
+        )
+
+    def _results_of(self, refs: list[Any], what: str) -> list[Any]:
+        """The actors' results of ``refs`` (in actor order); a missing attribute stays an
+        ``AttributeError``."""
         try:
             return self._get_all(refs, self.timeout, what)
         except WorkerError as error:
             cause = getattr(error, "cause", None)
-            if isinstance(cause, AttributeError):  # a missing attribute stays one
+            if isinstance(cause, AttributeError):
                 raise AttributeError(f"Ray actor {error.worker}: {cause}") from None
             raise
 
@@ -642,47 +648,33 @@ class RayEnv(FirstReadyActors, hub.EnvBase):
     def call_at(self, indices: Any, name: str, *args: Any, **kwargs: Any) -> list[Any]:
         """Call the method ``name`` of the envs of ``indices`` only, each in its actor; one
         result each, in the order of ``indices`` (SB3's ``env_method(..., indices=...)``)."""
-        return self._at(indices, "call_at", f"call({name!r})", lambda _, __: (name, args, kwargs))
+        local = hub.batching.split_indices(self._ranges, indices, self.num_envs)
+        results = self._at(local, "call_at", f"call({name!r})", lambda _: (name, args, kwargs))
+        return hub.batching.join_by_index(self._ranges, local, results, indices)
 
     def get_attr_at(self, indices: Any, name: str) -> list[Any]:
         """The attribute ``name`` of the envs of ``indices`` only, in that order (the others
         are not read, and need not have it)."""
-        return self._at(indices, "get_attr_at", f"get_attr({name!r})", lambda _, __: (name,))
+        local = hub.batching.split_indices(self._ranges, indices, self.num_envs)
+        results = self._at(local, "get_attr_at", f"get_attr({name!r})", lambda _: (name,))
+        return hub.batching.join_by_index(self._ranges, local, results, indices)
 
     def set_attr_at(self, indices: Any, name: str, values: Any) -> None:
         """Set the attribute ``name`` of the envs of ``indices`` only, one value each (the
         others keep theirs, or stay without it), as SB3's ``set_attr(..., indices=...)``."""
-        values = list(values)
-        if len(values) != len(indices):
-            raise ValueError(
-                f"set_attr_at({name!r}) got {len(values)} values for {len(indices)} envs."
-            )
-        by_env = {int(i): v for i, v in zip(indices, values)}
-
-        def args(start: int, rows: list[int]) -> tuple[Any, ...]:
-            return name, [by_env[start + row] for row in rows]
-
-        self._at(indices, "set_attr_at", f"set_attr({name!r})", args)
-
-    def _at(self, indices: Any, method: str, what: str, args: Any) -> list[Any]:
-        """Call each actor's ``method(rows, *args(start, rows))`` with its rows of ``indices``
-        (``start``: its first env); the results in the order of ``indices``."""
         local = hub.batching.split_indices(self._ranges, indices, self.num_envs)
+        per_actor = hub.batching.split_values(self._ranges, local, indices, list(values))
+        self._at(local, "set_attr_at", f"set_attr({name!r})", lambda a: (name, per_actor[a]))
+
+    def _at(self, local: list[list[int]], method: str, what: str, args: Any) -> list[Any]:
+        """Each actor's ``method(rows, *args(actor))`` with its rows ``local[actor]``; their
+        results, in actor order."""
         self._ready(what)
         refs = [
-            getattr(actor, method).remote(rows, *args(start, rows))
-            for actor, rows, (start, _) in zip(self._actors, local, self._ranges)
+            getattr(actor, method).remote(rows, *args(a))
+            for a, (actor, rows) in enumerate(zip(self._actors, local))
         ]
-        try:
-            results = self._get_all(refs, self.timeout, what)
-        except WorkerError as error:
-            cause = getattr(error, "cause", None)
-            if isinstance(cause, AttributeError):
-                raise AttributeError(f"Ray actor {error.worker}: {cause}") from None
-            raise
-        if method == "set_attr_at":
-            return []
-        return hub.batching.join_by_index(self._ranges, local, results, indices)
+        return self._results_of(refs, what)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or "_actors" not in self.__dict__ or name in _NOT_FORWARDED:

@@ -248,6 +248,16 @@ def test_a_natively_batched_worker_is_one_object_for_its_sub_envs():
         assert env.call_at([2, 3], "set_seed", 1) == [3, 3]  # the whole worker: both rows
         with pytest.raises(WorkerError, match="envs_per_worker=1"):
             env.call_at([2], "set_seed", 1)
+        # per-index attributes: the whole worker's rows, or an error naming the way out
+        assert env.get_attr_at([3, 2], "max_speed") == [9.0, 9.0]
+        env.set_attr_at([2, 3], "max_speed", [7.0, 7.0])
+        assert env.get_attr("max_speed") == [9.0, 9.0, 7.0, 7.0]
+        with pytest.raises(WorkerError, match="envs_per_worker=1"):
+            env.get_attr_at([2], "max_speed")
+        with pytest.raises(WorkerError, match="envs_per_worker=1"):
+            env.set_attr_at([2], "max_speed", [1.0])
+        with pytest.raises(ValueError, match="give one each"):
+            env.set_attr_at([0, 1], "max_speed", [1.0])
 
 
 def test_seeding_matches_serial_chain():
