@@ -43,6 +43,7 @@ class _Column:
         "np_dtype",
         "torch_dtype",
         "non_tensor",
+        "casts",
     )
 
     def __init__(self, key: NestedKey, spec: TensorSpec, n: int) -> None:
@@ -57,6 +58,14 @@ class _Column:
             self.np_dtype = numpy_dtype(spec.dtype)
         except (TypeError, KeyError):
             self.np_dtype = None
+        self.casts: dict[np.dtype, bool] = {}  # numpy dtypes seen: may they be stored as np_dtype
+
+    def castable(self, have: np.dtype) -> bool:
+        """Whether values of dtype ``have`` may be stored in this column (cached per dtype)."""
+        ok = self.casts.get(have)
+        if ok is None:
+            ok = self.casts[have] = _castable(have, self.np_dtype)
+        return ok
 
 
 class Gather:
@@ -80,13 +89,15 @@ class Gather:
     def columns(self, outs: Sequence[dict[Any, Any] | None], what: str) -> dict[Any, Any]:
         """One array per key from the sub-envs' dicts (``None``: a sub-env that did not run;
         its rows are zeros). The keys are those of the first dict that is not ``None``."""
-        first = next((o for o in outs if o is not None), None)
+        missing = None in outs
+        first = outs[0] if not missing else next((o for o in outs if o is not None), None)
         if first is None:
             return {}
         data: dict[Any, Any] = {}
+        columns_of = self.columns_of
+        join = self._join
         for key in first:
-            column = self.columns_of.get(key)
-            values = [o[key] if o is not None else None for o in outs]
+            column = columns_of.get(key)
             if column is None:
                 raise SpecMismatchError(
                     key,
@@ -94,7 +105,11 @@ class Gather:
                     f"an entry of sub-env {outs.index(first)}'s {what} output",
                     where=self.owner,
                 )
-            data[key] = self._join(column, values, what)
+            if missing:
+                values = [o[key] if o is not None else None for o in outs]
+            else:
+                values = [o[key] for o in outs]
+            data[key] = join(column, values, what, None, missing)
         return data
 
     def rows_over(
@@ -131,7 +146,7 @@ class Gather:
                     key
                 ]
                 continue
-            rows = self._join(column, [parts[i][key] for i in index], what, len(index))
+            rows = self._join(column, [parts[i][key] for i in index], what, len(index), False)
             full = old.clone() if isinstance(old, torch.Tensor) else old.copy()
             if isinstance(full, torch.Tensor):
                 full[torch.as_tensor(index)] = torch.as_tensor(rows, dtype=full.dtype)
@@ -140,18 +155,29 @@ class Gather:
             data[key] = full
         return data
 
-    def _join(self, column: _Column, values: list[Any], what: str, n: int | None = None) -> Any:
-        """One array of ``values`` (one per sub-env; ``n`` of them when not every sub-env's)."""
+    def _join(
+        self,
+        column: _Column,
+        values: list[Any],
+        what: str,
+        n: int | None = None,
+        missing: bool = True,
+    ) -> Any:
+        """One array of ``values`` (one per sub-env; ``n`` of them when not every sub-env's;
+        ``missing``: some may be ``None``, rows of a sub-env that did not run)."""
         if column.non_tensor:
-            return [v for v in values]
+            return list(values)
         shape, size = column.shape, column.size
         if n is not None and n != self.n:
             shape = (n, *column.row_shape)
             size = int(np.prod(shape)) if size != -1 else -1
-        sample = next(v for v in values if v is not None)
-        if any(v is None for v in values):
-            fill = _zeros_like(sample)
-            values = [fill if v is None else v for v in values]
+        if missing:
+            sample = next(v for v in values if v is not None)
+            if any(v is None for v in values):
+                fill = _zeros_like(sample)
+                values = [fill if v is None else v for v in values]
+        else:
+            sample = values[0]
         if isinstance(sample, torch.Tensor):
             try:
                 joined = torch.stack([torch.as_tensor(v) for v in values])
@@ -162,12 +188,14 @@ class Gather:
             joined = np.array(values)  # 3x faster than np.stack; ragged rows raise ValueError
         except ValueError:
             self._raise_row(column, values, what)
-        if joined.dtype == object:
+        want = column.np_dtype
+        have = joined.dtype
+        if have.kind == "O":
             self._raise_row(column, values, what)
-        if joined.dtype != column.np_dtype and column.np_dtype is not None:
-            if not _castable(joined.dtype, column.np_dtype):
+        if have != want and want is not None:
+            if not column.castable(have):
                 self._raise_dtype(column, values, what)
-            joined = joined.astype(column.np_dtype)
+            joined = joined.astype(want)
         if joined.shape != shape:
             if joined.size != size:
                 self._raise_row(column, values, what)

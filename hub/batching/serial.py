@@ -70,6 +70,8 @@ class SerialEnv(BatchedEnvBase):
         self._in_flight: str | None = None  # a step or reset that raised part-way
         super().__init__(num_envs, create_env_fn, create_env_kwargs, **kwargs)
         self._gather = Gather(self._gather_specs(), self.num_envs, type(self).__name__)
+        # each sub-env's step-then-reset, the function called once per sub-env and step
+        self._steppers = [env.array_stepper() for env in self._envs]
 
     def _meta_env(self) -> EnvBase:
         envs = []
@@ -140,8 +142,11 @@ class SerialEnv(BatchedEnvBase):
     # ---------------------------------------------------------------- the hooks
     def _row_inputs(self, inputs: dict[Any, Any]) -> list[dict[Any, Any]]:
         """One inputs dict per sub-env: row ``i`` of each input column."""
-        columns = [(key, value) for key, value in inputs.items()]
-        return [{key: column[i] for key, column in columns} for i in range(self.num_envs)]
+        if len(inputs) == 1:
+            ((key, column),) = inputs.items()
+            return [{key: row} for row in column]
+        keys = list(inputs)
+        return [dict(zip(keys, row)) for row in zip(*inputs.values())]
 
     def _step_arrays(self, inputs: dict[Any, Any], rows: Any = None) -> dict[Any, Any]:
         if self._in_flight is not None:
@@ -151,13 +156,11 @@ class SerialEnv(BatchedEnvBase):
         envs = self._envs
 
         def run() -> list[dict[Any, Any] | None]:
-            outs: list[dict[Any, Any] | None] = []
+            outs: list[dict[Any, Any] | None] = [None] * len(envs)
             for i, env in enumerate(envs):
-                self._current = i
-                if active is not None and not active[i]:
-                    outs.append(None)
-                    continue
-                outs.append(env.step_arrays(row_inputs[i]))
+                if active is None or active[i]:
+                    self._current = i
+                    outs[i] = env.step_arrays(row_inputs[i])
             return outs
 
         return self._gather.columns(self._run("step", run), "step")
@@ -169,25 +172,20 @@ class SerialEnv(BatchedEnvBase):
             self._refuse_after_failure("stepping again")
         active = self._rows(rows)
         row_inputs = self._row_inputs(inputs)
-        envs = self._envs
+        steppers = self._steppers
 
         def run() -> tuple[list[Any], list[Any]]:
-            outs: list[dict[Any, Any] | None] = []
-            firsts: list[dict[Any, Any] | None] = []
-            for i, env in enumerate(envs):
-                self._current = i
-                if active is not None and not active[i]:
-                    outs.append(None)
-                    firsts.append(None)
-                    continue
-                out, first = env.step_reset_arrays(row_inputs[i])
-                outs.append(out)
-                firsts.append(first)
+            outs: list[dict[Any, Any] | None] = [None] * len(steppers)
+            firsts: list[dict[Any, Any] | None] = [None] * len(steppers)
+            for i, step in enumerate(steppers):
+                if active is None or active[i]:
+                    self._current = i
+                    outs[i], firsts[i] = step(row_inputs[i], None)
             return outs, firsts
 
         outs, firsts = self._run("step", run)
         step = self._gather.columns(outs, "step")
-        if all(first is None for first in firsts):
+        if firsts.count(None) == len(firsts):
             return step, None
         return step, self._gather.rows_over(step, firsts, "reset")
 

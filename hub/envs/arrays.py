@@ -438,6 +438,31 @@ class OutputPlan:
             data["terminated"] = from_numpy(_FLAG[term].copy())
             data["truncated"] = from_numpy(_FLAG[trunc].copy())
             return ended
+        if (
+            done is None
+            and type(term) is np.ndarray
+            and type(trunc) is np.ndarray
+            and term.dtype == np.bool_
+            and trunc.dtype == np.bool_
+            and size is self.batch_size
+            and term.shape == self.flag_shape
+            and trunc.shape == self.flag_shape
+            and self.on_cpu
+        ):
+            # the common case of a batch (a SerialEnv's, a vector env's): bool arrays of the
+            # flags' shape, copied (a backend may write into its arrays again)
+            te, tr = term.copy(), trunc.copy()
+            dn = te | tr
+            data["done"], data["terminated"], data["truncated"] = (
+                from_numpy(dn),
+                from_numpy(te),
+                from_numpy(tr),
+            )
+            if not dn.any():
+                return False
+            if not self.batch_dims:
+                return True
+            return from_numpy(dn.reshape(self.batch_size) if dn.ndim > self.batch_dims else dn)
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
             data["done"] = from_numpy(np.zeros(shape, dtype=bool))

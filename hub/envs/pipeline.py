@@ -620,6 +620,27 @@ class StepPipeline(EnvHooks):
             return out, self.reset_arrays()
         return out, rows_over(out, self.reset_arrays(ended), ended)
 
+    def array_stepper(self) -> Callable[[dict[Any, Any]], tuple[Any, Any]]:
+        """The function a batched env calls for this env at each of its steps: ``inputs ->
+        (out, first)``, as :meth:`step_reset_arrays` with every row. It is the env's own
+        ``_step_reset_arrays`` hook where that hook resets what ended, so a batch of many
+        envs pays one call per env and step; it does not check that the env is open (the
+        batched env that holds it closes it).
+
+        Example:
+            >>> import hub, numpy as np
+            >>> env = hub.make_env("hub:Counting", max_steps=1)
+            >>> _ = env.reset()
+            >>> step = env.array_stepper()
+            >>> out, first = step({"action": np.array([1])})
+            >>> out["observation"].tolist(), first["observation"].tolist()
+            ([1], [0])
+        """
+        self._refuse_closed("array_stepper")
+        if self._writes_arrays and self._fuses_resets:
+            return self._step_reset_arrays
+        return self.step_reset_arrays
+
     # ================================================================== the next input
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:
         """The input of the next step: ``tensordict["next"]`` without rewards, plus the root

@@ -85,10 +85,14 @@ def _discrete_reader(spec: TensorSpec, start: int, batched: bool) -> ActionReade
 
         return read_batch
     if one_hot:
+        small = int(spec.shape[-1]) <= 64
 
         def read_one_hot(value: Any) -> int:
-            if value.dtype == np.bool_ or value.dtype == torch.bool:
-                return value.tolist().index(True) + start  # fastest for a small bool vector
+            if small:  # the position of the 1 (True, 1.0), fastest for a small vector
+                try:
+                    return value.tolist().index(1) + start
+                except ValueError:  # no 1 at all: the largest value, as argmax picks it
+                    pass
             return int(value.argmax()) + start
 
         return read_one_hot

@@ -84,6 +84,13 @@ def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
     return encode
 
 
+_NUMPY_DTYPES = {
+    dtype: torch.empty(0, dtype=dtype).numpy().dtype
+    for dtype in (torch.float16, torch.float32, torch.float64, torch.uint8, torch.int8)
+    + (torch.int16, torch.int32, torch.int64, torch.bool)
+}
+
+
 def array_encoder(spec: TensorSpec) -> Encoder:
     """Copy a numeric array (or number) into an array of ``spec``'s dtype and shape (a numpy
     array; a tensor on the spec's device when it has one).
@@ -188,7 +195,21 @@ def make_observation_encoder(space: Any, spec: Composite) -> Callable[[Any], dic
             return {key: encode(value) for (key, encode), value in zip(indexed, obs)}
 
         return encode_tuple
-    encode_one = make_encoder(space, spec["observation"])
+    one = spec["observation"]
+    if isinstance(one, (Bounded, Unbounded)) and kind == "Box" and -1 not in one.shape:
+        if one.device is None and one.dtype in _NUMPY_DTYPES:
+            # the common case in one call per observation (a batch steps it once per sub-env)
+            np_dtype = _NUMPY_DTYPES[one.dtype]
+            shape = tuple(one.shape)
+
+            def encode_box(obs: Any) -> dict[str, Any]:
+                array = np.array(obs, dtype=np_dtype)  # np.array copies
+                if array.shape != shape:
+                    array = array.reshape(shape)
+                return {"observation": array}
+
+            return encode_box
+    encode_one = make_encoder(space, one)
 
     def encode_single(obs: Any) -> dict[str, Any]:
         return {"observation": encode_one(obs)}

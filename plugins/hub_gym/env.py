@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -204,6 +205,9 @@ class GymWrapper(hub.GymLikeEnv):
 
             single = base_obs[0] if not self.pixels_only else None
             self._vector = VectorRunner(self, self._env, single)
+        self._run_single = None if self._vector is not None else self._single_runner()
+        # a subclass that steps in its own _step_arrays is stepped through it
+        self._steps_itself = type(self)._step_arrays is GymWrapper._step_arrays
 
     # ------------------------------------------------------------------ readers
     def read_action(self, action: Any) -> Any:
@@ -330,38 +334,67 @@ class GymWrapper(hub.GymLikeEnv):
         return self._with_infos(out, info)
 
     def _step_arrays(self, inputs: Any, rows: Any = None) -> dict[Any, Any]:
+        if self._vector is None:
+            return self._run_single(inputs, False)[0]
         parts = self._action_parts
         action = self._action_reader(inputs["action"] if parts is None else self._action_of(inputs))
-        if self._vector is not None:
-            return self._with_infos(*self._vector.step(action, rows))
-        if self.frame_skip > 1:
-            obs, reward, terminated, truncated, info = self._skip_step(action)
-        else:
-            obs, reward, terminated, truncated, info = self._compat.step_output(
-                self._env.step(action)
-            )
-        out = self.read_obs(obs)
-        if self.from_pixels:
-            out["pixels"] = self._pixel_encode(self._compat.render_frame(self._env))
-        out["reward"] = reward
-        out["terminated"] = terminated
-        out["truncated"] = truncated
-        return self._with_infos(out, info) if self.info_dict_reader else out
+        return self._with_infos(*self._vector.step(action, rows))
 
     def _step_reset_arrays(self, inputs: Any, rows: Any = None) -> tuple[Any, Any]:
         """Step, then reset at once what ended: a single env whose episode ended, or the
         finished sub-envs of a vector env (one partial reset, or none where the vector env
         restarted them itself and kept their first observations)."""
-        out = self._step_arrays(inputs, rows)
         vector = self._vector
         if vector is None:
-            if out["terminated"] or out["truncated"]:
-                return out, self._reset_arrays()
-            return out, None
+            if self._steps_itself:
+                return self._run_single(inputs, True)
+            out = self._step_arrays(inputs, rows)
+            return out, self._reset_arrays() if out["terminated"] or out["truncated"] else None
+        out = self._step_arrays(inputs, rows)
         if rows is not None or not vector.any_pending:
             return out, None
         first, info = vector.reset(vector.pending.copy(), {})
         return out, self._with_infos(first, info) if self.info_dict_reader else first
+
+    def _single_runner(self) -> Callable[[Any, bool], tuple[Any, Any]]:
+        """The step of a single env as one function, built once: ``run(inputs, reset_ended)
+        -> (out, first)``, ``first`` being the reset's output when ``reset_ended`` and the
+        episode ended (else ``None``). Everything a step reads is bound here, so a batch of
+        many envs pays one call per env and step; the step itself is this function (the
+        hooks call it)."""
+        env = self._env
+        step_output = self._compat.step_output
+        read_action = self._action_reader
+        action_of = self._action_of if self._action_parts is not None else None
+        skip_step = self._skip_step if self.frame_skip > 1 else None
+        read_obs = self.read_obs
+        if type(self).read_obs is GymWrapper.read_obs and not self._nested_obs:
+            read_obs = self._encode_obs_fn or read_obs  # read_obs without its own call
+        render = self._compat.render_frame if self.from_pixels else None
+        encode_pixels = self._pixel_encode if self.from_pixels else None
+        readers = self.info_dict_reader  # the list itself: readers added later count
+        with_infos = self._with_infos
+        reset = self._reset_arrays
+
+        def run(inputs: Any, reset_ended: bool) -> tuple[Any, Any]:
+            action = read_action(inputs["action"] if action_of is None else action_of(inputs))
+            if skip_step is None:
+                obs, reward, terminated, truncated, info = step_output(env.step(action))
+            else:
+                obs, reward, terminated, truncated, info = skip_step(action)
+            out = read_obs(obs)
+            if render is not None:
+                out["pixels"] = encode_pixels(render(env))
+            out["reward"] = reward
+            out["terminated"] = terminated
+            out["truncated"] = truncated
+            if readers:
+                out = with_infos(out, info)
+            if reset_ended and (terminated or truncated):
+                return out, reset()
+            return out, None
+
+        return run
 
     def _action_of(self, inputs: Any) -> Any:
         """The action entry of ``inputs``; the parts of a container action as a dict."""
