@@ -314,6 +314,7 @@ class OutputPlan:
         done = output_spec["full_done_spec"]
         self.root_flags = () in prefixes and "done" in done.keys()
         self.flag_shape = tuple(done["done"].shape) if self.root_flags else ()
+        self.flag_size = int(np.prod(self.flag_shape)) if -1 not in self.flag_shape else -1
         #: one flag of shape (1,) on the CPU: an unbatched env's flags come as scalars
         self.one_flag = self.flag_shape == (1,) and self.on_cpu
         self.single_level = prefixes == ((),)
@@ -445,13 +446,15 @@ class OutputPlan:
             and term.dtype == np.bool_
             and trunc.dtype == np.bool_
             and size is self.batch_size
-            and term.shape == self.flag_shape
-            and trunc.shape == self.flag_shape
+            and term.size == self.flag_size
+            and trunc.size == self.flag_size
             and self.on_cpu
         ):
             # the common case of a batch (a SerialEnv's, a vector env's): bool arrays of the
-            # flags' shape, copied (a backend may write into its arrays again)
-            te, tr = term.copy(), trunc.copy()
+            # flags' size, copied (a backend may write into its arrays again)
+            shape = self.flag_shape
+            te = term.copy() if term.shape == shape else term.reshape(shape).copy()
+            tr = trunc.copy() if trunc.shape == shape else trunc.reshape(shape).copy()
             dn = te | tr
             data["done"], data["terminated"], data["truncated"] = (
                 from_numpy(dn),
