@@ -314,7 +314,6 @@ class OutputPlan:
         done = output_spec["full_done_spec"]
         self.root_flags = () in prefixes and "done" in done.keys()
         self.flag_shape = tuple(done["done"].shape) if self.root_flags else ()
-        self.flag_size = int(np.prod(self.flag_shape)) if -1 not in self.flag_shape else -1
         #: one flag of shape (1,) on the CPU: an unbatched env's flags come as scalars
         self.one_flag = self.flag_shape == (1,) and self.on_cpu
         self.single_level = prefixes == ((),)
@@ -439,33 +438,6 @@ class OutputPlan:
             data["terminated"] = from_numpy(_FLAG[term].copy())
             data["truncated"] = from_numpy(_FLAG[trunc].copy())
             return ended
-        if (
-            done is None
-            and type(term) is np.ndarray
-            and type(trunc) is np.ndarray
-            and term.dtype == np.bool_
-            and trunc.dtype == np.bool_
-            and size is self.batch_size
-            and term.size == self.flag_size
-            and trunc.size == self.flag_size
-            and self.on_cpu
-        ):
-            # the common case of a batch (a SerialEnv's, a vector env's): bool arrays of the
-            # flags' size, copied (a backend may write into its arrays again)
-            shape = self.flag_shape
-            te = term.copy() if term.shape == shape else term.reshape(shape).copy()
-            tr = trunc.copy() if trunc.shape == shape else trunc.reshape(shape).copy()
-            dn = te | tr
-            data["done"], data["terminated"], data["truncated"] = (
-                from_numpy(dn),
-                from_numpy(te),
-                from_numpy(tr),
-            )
-            if not dn.any():
-                return False
-            if not self.batch_dims:
-                return True
-            return from_numpy(dn.reshape(self.batch_size) if dn.ndim > self.batch_dims else dn)
         if done is None and term is None and trunc is None:
             shape = tuple(size) + self.flag_shape[self.batch_dims :]
             data["done"] = from_numpy(np.zeros(shape, dtype=bool))
@@ -517,8 +489,9 @@ class OutputPlan:
             )
             if not dn.any():
                 return False
-            flat = from_numpy(dn).reshape(size) if len(shape) > len(size) else from_numpy(dn)
-            return True if not len(size) else flat
+            if not len(size):
+                return True
+            return from_numpy(dn.reshape(size) if len(shape) > len(size) else dn)
         return self._root_flags_torch(done, term, trunc, data, size, shape, where)
 
     def _root_flags_torch(

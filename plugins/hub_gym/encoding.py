@@ -84,25 +84,31 @@ def non_tensor_rows_encoder(spec: NonTensor) -> Encoder:
     return encode
 
 
-_NUMPY_DTYPES = {
-    dtype: torch.empty(0, dtype=dtype).numpy().dtype
-    for dtype in (torch.float16, torch.float32, torch.float64, torch.uint8, torch.int8)
-    + (torch.int16, torch.int32, torch.int64, torch.bool)
-}
-
-
-def array_encoder(spec: TensorSpec) -> Encoder:
+def array_encoder(spec: TensorSpec, into: str | None = None) -> Encoder:
     """Copy a numeric array (or number) into an array of ``spec``'s dtype and shape (a numpy
-    array; a tensor on the spec's device when it has one).
+    array; a tensor on the spec's device when it has one). With ``into``, the array comes in a
+    dict under that key: a single-entry observation in one call (a batch of envs makes one per
+    env and step).
 
     Example:
         >>> array_encoder(Unbounded((1,)))(2.0)
         array([2.], dtype=float32)
+        >>> array_encoder(Unbounded((1,)), into="observation")(2.0)
+        {'observation': array([2.], dtype=float32)}
     """
     dtype = spec.dtype
     np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
     shape = tuple(spec.shape)
     device = spec.device
+    if into is not None and device is None:
+
+        def encode_into(value: Any) -> dict[str, Any]:
+            array = np.array(value, dtype=np_dtype)  # np.array copies
+            if array.shape != shape:
+                array = array.reshape(shape)
+            return {into: array}
+
+        return encode_into
 
     def encode(value: Any) -> Any:
         array = np.array(value, dtype=np_dtype)  # np.array copies
@@ -110,6 +116,8 @@ def array_encoder(spec: TensorSpec) -> Encoder:
             array = array.reshape(shape)
         return array if device is None else torch.from_numpy(array).to(device)
 
+    if into is not None:
+        return lambda value: {into: encode(value)}
     return encode
 
 
@@ -197,18 +205,7 @@ def make_observation_encoder(space: Any, spec: Composite) -> Callable[[Any], dic
         return encode_tuple
     one = spec["observation"]
     if isinstance(one, (Bounded, Unbounded)) and kind == "Box" and -1 not in one.shape:
-        if one.device is None and one.dtype in _NUMPY_DTYPES:
-            # the common case in one call per observation (a batch steps it once per sub-env)
-            np_dtype = _NUMPY_DTYPES[one.dtype]
-            shape = tuple(one.shape)
-
-            def encode_box(obs: Any) -> dict[str, Any]:
-                array = np.array(obs, dtype=np_dtype)  # np.array copies
-                if array.shape != shape:
-                    array = array.reshape(shape)
-                return {"observation": array}
-
-            return encode_box
+        return array_encoder(one, into="observation")
     encode_one = make_encoder(space, one)
 
     def encode_single(obs: Any) -> dict[str, Any]:
