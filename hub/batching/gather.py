@@ -112,6 +112,39 @@ class Gather:
             data[key] = join(column, values, what, None, missing)
         return data
 
+    def batch(self, out: dict[Any, Any], what: str) -> dict[Any, Any]:
+        """One array per key from a group's output (one value per sub-env for each key: a
+        list, or an array with the sub-env dim first), checked as :meth:`columns` checks the
+        sub-envs' dicts. An array already of the column's shape and dtype is kept as it is.
+
+        Example:
+            >>> import numpy as np
+            >>> from hub.specs import Composite, Unbounded
+            >>> gather = Gather(Composite(reward=Unbounded((2, 1)), shape=(2,)), 2, "SerialEnv")
+            >>> gather.batch({"reward": [1.0, 0.5]}, "step")["reward"].tolist()
+            [[1.0], [0.5]]
+        """
+        data: dict[Any, Any] = {}
+        columns_of = self.columns_of
+        for key, values in out.items():
+            column = columns_of.get(key)
+            if column is None:
+                raise SpecMismatchError(
+                    key,
+                    "no entry (no spec of the sub-envs declares it)",
+                    f"an entry of the sub-envs' {what} output",
+                    where=self.owner,
+                )
+            if (
+                type(values) is np.ndarray
+                and values.dtype == column.np_dtype
+                and values.shape == column.shape
+            ):
+                data[key] = values
+            else:
+                data[key] = self._join(column, list(values), what, None, False)
+        return data
+
     def rows_over(
         self, base: dict[Any, Any], parts: Sequence[dict[Any, Any] | None], what: str
     ) -> dict[Any, Any]:

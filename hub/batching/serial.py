@@ -72,6 +72,9 @@ class SerialEnv(BatchedEnvBase):
         self._gather = Gather(self._gather_specs(), self.num_envs, type(self).__name__)
         # each sub-env's step-then-reset, the function called once per sub-env and step
         self._steppers = [env.array_stepper() for env in self._envs]
+        # or one function for all, where the sub-envs' class has one (used without a timeout
+        # only: a timeout names the sub-env that overran)
+        self._group = EnvBase.group_stepper(self._envs)
 
     def _meta_env(self) -> EnvBase:
         envs = []
@@ -148,10 +151,30 @@ class SerialEnv(BatchedEnvBase):
         keys = list(inputs)
         return [dict(zip(keys, row)) for row in zip(*inputs.values())]
 
+    def _group_step(self, inputs: dict[Any, Any], reset_ended: bool) -> Any:
+        """The step of every sub-env by the group's own function (see ``_group_stepper``):
+        ``(step, first)``, or ``None`` where the function declined the step."""
+        try:
+            done = self._group(inputs, reset_ended)
+        except BaseException:
+            self._in_flight = "step"  # any sub-env may have stepped
+            raise
+        if done is None:
+            return None
+        out, firsts = done
+        step = self._gather.batch(out, "step")
+        if firsts is None or firsts.count(None) == len(firsts):
+            return step, None
+        return step, self._gather.rows_over(step, firsts, "reset")
+
     def _step_arrays(self, inputs: dict[Any, Any], rows: Any = None) -> dict[Any, Any]:
         if self._in_flight is not None:
             self._refuse_after_failure("stepping again")
         active = self._rows(rows)
+        if active is None and self._group is not None and self._timeout is None:
+            done = self._group_step(inputs, False)
+            if done is not None:
+                return done[0]
         row_inputs = self._row_inputs(inputs)
         envs = self._envs
 
@@ -171,6 +194,10 @@ class SerialEnv(BatchedEnvBase):
         if self._in_flight is not None:
             self._refuse_after_failure("stepping again")
         active = self._rows(rows)
+        if active is None and self._group is not None and self._timeout is None:
+            done = self._group_step(inputs, True)
+            if done is not None:
+                return done
         row_inputs = self._row_inputs(inputs)
         steppers = self._steppers
 

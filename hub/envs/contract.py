@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +189,25 @@ class EnvHooks:
         ``None`` for the reset, which hub then makes through ``_reset_arrays``.
         """
         raise NotImplementedError  # EnvBase's pipeline gives the default
+
+    @hook(
+        "no",
+        "once, by SerialEnv (and so by the workers of ParallelEnv and Ray) when it is built "
+        "without a timeout and every sub-env is of this class; a classmethod",
+        "envs are the sub-envs (open, one class, the same specs); return None (the default: "
+        "each env steps through its own hooks) or run(inputs, reset_ended) -> (out, firsts): "
+        "inputs as _step_arrays gets them for the whole group (row i is env i's); out maps "
+        "each output leaf key to one value per env (a list, or an array with the env dim "
+        "first); firsts is None or one reset output per env (None where it did not reset), "
+        "reset only when reset_ended. The data must equal the envs' own hooks'. run may "
+        "return None, before stepping any env, to leave that step to the envs' own hooks; "
+        "an error raised in run leaves the batch's state unknown (it must be reset)",
+    )
+    @classmethod
+    def _group_stepper(cls, envs: Sequence[Any]) -> Callable[..., Any] | None:
+        """A function that steps many envs of this class at once (see
+        :func:`contract_hooks`); ``None`` by default."""
+        return None
 
     @hook(
         "this or _step_arrays",

@@ -33,7 +33,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -640,6 +640,29 @@ class StepPipeline(EnvHooks):
         if self._writes_arrays and self._fuses_resets:
             return self._step_reset_arrays
         return self.step_reset_arrays
+
+    @staticmethod
+    def group_stepper(envs: Sequence[Any]) -> Callable[..., Any] | None:
+        """One function that steps all of ``envs`` at once, where their class provides one
+        (its ``_group_stepper`` hook), else ``None``: ``run(inputs, reset_ended) -> (out,
+        firsts)`` or ``None`` (this step declined), ``inputs`` holding the whole group's
+        columns, ``out`` one value per env for each key, ``firsts`` ``None`` or one reset
+        output per env (``None`` where it did not reset). A batched env uses it in place of
+        one :meth:`array_stepper` call per env; envs of different classes, closed envs, or a
+        class without the hook give ``None``.
+
+        Example:
+            >>> import hub
+            >>> envs = [hub.make_env("hub:Counting") for _ in range(2)]
+            >>> hub.EnvBase.group_stepper(envs) is None  # CountingEnv has no group step
+            True
+        """
+        if not envs:
+            return None
+        cls = type(envs[0])
+        if any(type(env) is not cls or env._closed for env in envs):
+            return None
+        return cls._group_stepper(list(envs))
 
     # ================================================================== the next input
     def step_mdp(self, tensordict: TensorDictBase) -> TensorDictBase:

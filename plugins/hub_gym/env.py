@@ -356,6 +356,31 @@ class GymWrapper(hub.GymLikeEnv):
         first, info = vector.reset(vector.pending.copy(), {})
         return out, self._with_infos(first, info) if self.info_dict_reader else first
 
+    @classmethod
+    def _group_stepper(cls, envs: Any) -> Any:
+        """Many single envs of this class stepped by one function (:mod:`hub_gym.group`), for
+        a ``SerialEnv`` of them; ``None`` where they are not the plain envs it serves: single
+        envs stepped by this class's own step (a subclass may override it), without frame
+        skipping, pixels, container actions or nested observations."""
+        from hub_gym.group import group_stepper
+
+        own = (
+            cls._step_arrays is GymWrapper._step_arrays
+            and cls._step_reset_arrays is GymWrapper._step_reset_arrays
+            and cls.read_obs is GymWrapper.read_obs
+        )
+        plain = own and all(
+            env._vector is None
+            and env.frame_skip == 1
+            and not env.from_pixels
+            and env._action_parts is None
+            and not env._nested_obs
+            and env._encode_obs_fn is not None
+            and type(env._obs_space).__name__ == "Box"
+            for env in envs
+        )
+        return group_stepper(envs) if plain else None
+
     def _single_runner(self) -> Callable[[Any, bool], tuple[Any, Any]]:
         """The step of a single env as one function, built once: ``run(inputs, reset_ended)
         -> (out, first)``, ``first`` being the reset's output when ``reset_ended`` and the
