@@ -5,7 +5,9 @@ array-level hook (no tensordict per sub-env), and joins their outputs into one a
 (:class:`hub.batching.gather.Gather`); in ``step_and_maybe_reset`` and ``rollout`` a sub-env
 whose episode ended is reset in the same loop. The actions are checked once for the whole batch
 (hub's step pipeline), and sub-env ``i`` of a ``SerialEnv`` seeded with ``s`` is seeded with
-``s + i``.
+``s + i``. Where the sub-envs' class steps a whole group in one function (the optional
+``_group_stepper`` hook; the gym plugin's single envs), a step of every sub-env is one call of
+it, with the same data.
 
 Example:
     >>> import hub

@@ -192,8 +192,9 @@ class EnvHooks:
 
     @hook(
         "no",
-        "once, by SerialEnv (and so by the workers of ParallelEnv and Ray) when it is built "
-        "without a timeout and every sub-env is of this class; a classmethod",
+        "once, when a SerialEnv (also a ParallelEnv or Ray worker's) is built and every "
+        "sub-env is of this class; its steps of every sub-env then call run (not with a "
+        "timeout, nor for partial steps); a classmethod",
         "envs are the sub-envs (open, one class, the same specs); return None (the default: "
         "each env steps through its own hooks) or run(inputs, reset_ended) -> (out, firsts): "
         "inputs as _step_arrays gets them for the whole group (row i is env i's); out maps "
