@@ -123,7 +123,9 @@ def _observation_column(obs: list[Any], dtype: np.dtype, shape: tuple[int, ...])
 
 def _action_column_reader(env: Any, n: int) -> Callable[[Any], Sequence[Any]]:
     """A function from the group's action column to one action per env, each equal to what
-    the env's own reader gives for its row."""
+    the env's own reader gives for its row. A ``Discrete`` action is a numpy integer, as
+    gymnasium's ``SyncVectorEnv`` passes it to its sub-envs (gymnasium's ``Discrete.contains``,
+    which CartPole calls at every step, looks up the dtype's limits for a Python ``int``)."""
     spec = env.full_action_spec["action"]
     space = env._act_space
     read_row = env._action_reader
@@ -138,14 +140,14 @@ def _action_column_reader(env: Any, n: int) -> Callable[[Any], Sequence[Any]]:
                     return [read_row(row) for row in array]
                 # the first True of each row, 0 where none: the row reader's index(1) / argmax
                 index = array.argmax(-1)
-                return (index + start if start else index).tolist()
+                return list(index + start if start else index)
 
             return read_one_hot
         if isinstance(spec, Categorical):
 
             def read_index(column: Any) -> Sequence[Any]:
                 array = _numpy(column).reshape(n).astype(np.int64)
-                return (array + start if start else array).tolist()
+                return list(array + start if start else array)
 
             return read_index
     if kind == "Box":
