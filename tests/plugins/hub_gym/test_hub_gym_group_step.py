@@ -25,21 +25,21 @@ def _rollout(env, steps, seed=0):
 
 
 @pytest.mark.parametrize(
-    ("env_id", "kwargs"),
+    ("env_id", "kwargs", "steps"),
     [
-        ("CartPole-v1", {}),
-        ("CartPole-v1", {"categorical_action_encoding": True}),
-        ("Pendulum-v1", {"max_episode_steps": 30}),
-        ("MountainCarContinuous-v0", {"max_episode_steps": 25}),
+        ("CartPole-v1", {}, 120),
+        ("CartPole-v1", {"categorical_action_encoding": True}, 120),
+        ("Pendulum-v1", {}, 210),  # its time limit: 200 steps (gym 0.21 takes no other)
+        ("MountainCarContinuous-v0", {}, 1005),  # 999 steps
     ],
 )
-def test_the_group_step_gives_each_env_s_own_data(backend, env_id, kwargs):
+def test_the_group_step_gives_each_env_s_own_data(backend, env_id, kwargs, steps):
     uri = f"{backend}:{env_id}"
     grouped = hub.make_env(uri, num_envs=3, batching="serial", seed=7, **kwargs)
     assert hub.EnvBase.group_stepper(grouped.envs) is not None
     # a timeout makes a SerialEnv step each sub-env through its own hook
     one_by_one = hub.make_env(uri, num_envs=3, batching="serial", seed=7, timeout=600, **kwargs)
-    a, b = _rollout(grouped, 120), _rollout(one_by_one, 120)
+    a, b = _rollout(grouped, steps), _rollout(one_by_one, steps)
     assert int(a["next", "done"].sum()) > 0  # episodes ended and were reset in the group step
     assert (a == b).all()
     for key in a.keys(include_nested=True, leaves_only=True):
