@@ -99,12 +99,7 @@ class Gather:
         for key in first:
             column = columns_of.get(key)
             if column is None:
-                raise SpecMismatchError(
-                    key,
-                    "no entry (no spec of the sub-envs declares it)",
-                    f"an entry of sub-env {outs.index(first)}'s {what} output",
-                    where=self.owner,
-                )
+                self._raise_unknown(key, f"sub-env {outs.index(first)}'s {what} output")
             if missing:
                 values = [o[key] if o is not None else None for o in outs]
             else:
@@ -129,12 +124,7 @@ class Gather:
         for key, values in out.items():
             column = columns_of.get(key)
             if column is None:
-                raise SpecMismatchError(
-                    key,
-                    "no entry (no spec of the sub-envs declares it)",
-                    f"an entry of the sub-envs' {what} output",
-                    where=self.owner,
-                )
+                self._raise_unknown(key, f"the sub-envs' {what} output")
             if (
                 type(values) is np.ndarray
                 and values.dtype == column.np_dtype
@@ -254,6 +244,14 @@ class Gather:
                 self._raise_row(column, values, what)
             joined = joined.reshape(shape)
         return joined
+
+    def _raise_unknown(self, key: NestedKey, whose: str) -> None:
+        raise SpecMismatchError(
+            key,
+            "no entry (no spec of the sub-envs declares it)",
+            f"an entry of {whose}",
+            where=self.owner,
+        )
 
     def _raise_row(self, column: _Column, values: list[Any], what: str) -> None:
         want = int(np.prod(column.row_shape)) if column.row_shape else 1

@@ -153,9 +153,12 @@ class SerialEnv(BatchedEnvBase):
         keys = list(inputs)
         return [dict(zip(keys, row)) for row in zip(*inputs.values())]
 
-    def _group_step(self, inputs: dict[Any, Any], reset_ended: bool) -> Any:
+    def _group_step(self, inputs: dict[Any, Any], active: Any, reset_ended: bool) -> Any:
         """The step of every sub-env by the group's own function (see ``_group_stepper``):
-        ``(step, first)``, or ``None`` where the function declined the step."""
+        ``(step, first)``, or ``None`` where it does not apply (no group function, a partial
+        step, a timeout, which names the sub-env that overran) or declined the step."""
+        if self._group is None or active is not None or self._timeout is not None:
+            return None
         try:
             done = self._group(inputs, reset_ended)
         except BaseException:
@@ -173,10 +176,9 @@ class SerialEnv(BatchedEnvBase):
         if self._in_flight is not None:
             self._refuse_after_failure("stepping again")
         active = self._rows(rows)
-        if active is None and self._group is not None and self._timeout is None:
-            done = self._group_step(inputs, False)
-            if done is not None:
-                return done[0]
+        done = self._group_step(inputs, active, False)
+        if done is not None:
+            return done[0]
         row_inputs = self._row_inputs(inputs)
         envs = self._envs
 
@@ -196,10 +198,9 @@ class SerialEnv(BatchedEnvBase):
         if self._in_flight is not None:
             self._refuse_after_failure("stepping again")
         active = self._rows(rows)
-        if active is None and self._group is not None and self._timeout is None:
-            done = self._group_step(inputs, True)
-            if done is not None:
-                return done
+        done = self._group_step(inputs, active, True)
+        if done is not None:
+            return done
         row_inputs = self._row_inputs(inputs)
         steppers = self._steppers
 

@@ -22,7 +22,16 @@ import numpy as np
 import torch
 from tensordict import TensorDict
 
-from hub.specs import Bounded, Categorical, Composite, NonTensor, OneHot, TensorSpec, Unbounded
+from hub.specs import (
+    Bounded,
+    Categorical,
+    Composite,
+    NonTensor,
+    OneHot,
+    TensorSpec,
+    Unbounded,
+    numpy_dtype,
+)
 
 __all__ = [
     "make_encoder",
@@ -97,7 +106,7 @@ def array_encoder(spec: TensorSpec, into: str | None = None) -> Encoder:
         {'observation': array([2.], dtype=float32)}
     """
     dtype = spec.dtype
-    np_dtype = torch.empty(0, dtype=dtype).numpy().dtype
+    np_dtype = numpy_dtype(dtype)
     shape = tuple(spec.shape)
     device = spec.device
     if into is not None and device is None:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hub.specs import Bounded, Categorical, OneHot, Unbounded
+from hub.specs import Bounded, Categorical, OneHot, Unbounded, numpy_dtype
 from hub_gym.actions import _numpy
 
 __all__ = ["group_stepper", "GroupStep"]
@@ -66,7 +66,7 @@ def group_stepper(envs: Sequence[Any]) -> GroupStep | None:
         return None
     if one.device is not None or -1 in one.shape:
         return None
-    obs_dtype = _numpy_dtype(one)
+    obs_dtype = numpy_dtype(one.dtype)
     obs_shape = (len(envs), *one.shape)
     read_actions = _action_column_reader(first, len(envs))
     steps = [env._env.step for env in envs]
@@ -101,12 +101,6 @@ def group_stepper(envs: Sequence[Any]) -> GroupStep | None:
         return out, firsts
 
     return run
-
-
-def _numpy_dtype(spec: Any) -> np.dtype:
-    import torch
-
-    return torch.empty(0, dtype=spec.dtype).numpy().dtype
 
 
 def _observation_column(obs: list[Any], dtype: np.dtype, shape: tuple[int, ...]) -> Any:
